@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Materialize Kubernetes ${KUBE_VERSION} from the Go module proxy into _output/kubernetes as a
+# git repository whose first commit is pristine upstream, then apply patches/ with git am.
+#
+# Idempotent: when the tree already holds exactly the series in patches/, nothing is done.
+# When patches/ changed (for example after a git pull) and the tree has no work that is not
+# exported, the tree is reset to the base and the series re-applied. When the tree has
+# commits or edits that are not in patches/, it refuses and says what to do, so nothing is lost.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+FORCE=${FORCE:-}
+
+modcache_dir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
+
+create_base() {
+  local tmp=${KUBE_TREE}.tmp
+  rm -rf "${tmp}"
+  log "downloading k8s.io/kubernetes@${KUBE_VERSION} from the module proxy"
+  local kdir
+  kdir=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d ${kdir} ]] || die "could not download k8s.io/kubernetes@${KUBE_VERSION}"
+  mkdir -p "${tmp}"
+  cp -a "${kdir}/." "${tmp}/"
+  local mods=() m
+  mapfile -t mods < <(staging_modules "${tmp}/go.work")
+  ((${#mods[@]} > 0)) || die "no staging modules found in ${tmp}/go.work"
+  log "downloading ${#mods[@]} staging modules at ${STAGING_VERSION}"
+  local args=()
+  for m in "${mods[@]}"; do args+=("k8s.io/${m}@${STAGING_VERSION}"); done
+  (cd /tmp && go mod download "${args[@]}")
+  for m in "${mods[@]}"; do
+    local d
+    d=$(cd /tmp && modcache_dir "k8s.io/${m}@${STAGING_VERSION}")
+    [[ -d ${d} ]] || die "could not download k8s.io/${m}@${STAGING_VERSION}"
+    mkdir -p "${tmp}/staging/src/k8s.io/${m}"
+    cp -a "${d}/." "${tmp}/staging/src/k8s.io/${m}/"
+  done
+  chmod -R u+w "${tmp}"
+  # Module zips keep neither file modes nor symlinks. Restore what the upstream repository
+  # has: executable scripts (anything starting with #!) and the top-level Makefile links.
+  { find "${tmp}" -type f -size -2M -exec grep -lIZ -m1 '^#!' {} + 2>/dev/null || true; } |
+    xargs -0 -r sh -c 'for f; do if [ "$(head -c2 "$f")" = "#!" ]; then chmod +x "$f"; fi; done' sh
+  ln -s build/root/Makefile "${tmp}/Makefile"
+  ln -s build/root/Makefile.generated_files "${tmp}/Makefile.generated_files"
+  log "committing the pristine base"
+  rm -rf "${KUBE_TREE}"
+  mv "${tmp}" "${KUBE_TREE}"
+  git -C "${KUBE_TREE}" init -q -b master
+  git -C "${KUBE_TREE}" config core.autocrlf false
+  git -C "${KUBE_TREE}" config gc.auto 0
+  # Store every byte as the module zip has it (upstream's .gitattributes would normalize the
+  # CRLF of a few testdata files, leaving the checkout dirty).
+  printf '* -text\n' >"${KUBE_TREE}/.git/info/attributes"
+  fork_git add -A -f .
+  fork_git commit -q -m "Kubernetes ${KUBE_VERSION}" \
+    -m "Materialized from k8s.io/kubernetes@${KUBE_VERSION} and its staging modules at ${STAGING_VERSION} (Go module proxy)."
+  fork_git tag "${BASE_TAG}"
+}
+
+apply_series() {
+  shopt -s nullglob
+  local patches=("${PATCHES_DIR}"/*.patch)
+  shopt -u nullglob
+  ((${#patches[@]} > 0)) || { log "patches/ is empty: the tree is pristine ${KUBE_VERSION}"; return 0; }
+  log "applying ${#patches[@]} patches"
+  local p
+  for p in "${patches[@]}"; do
+    if ! git -C "${KUBE_TREE}" am -q --keep-cr --committer-date-is-author-date "${p}" >/tmp/fork-am.$$ 2>&1; then
+      cat /tmp/fork-am.$$ >&2; rm -f /tmp/fork-am.$$
+      git -C "${KUBE_TREE}" am --abort >/dev/null 2>&1 || true
+      die "patch $(basename "${p}") does not apply to ${KUBE_VERSION} (plus the patches before it); the tree is left at the last patch that applied"
+    fi
+  done
+  rm -f /tmp/fork-am.$$
+}
+
+# series_matches: 0 when the commits on top of the base export to exactly patches/.
+series_matches() {
+  local tmp
+  tmp=$(mktemp -d)
+  export_series "${tmp}"
+  local rc=0
+  mkdir -p "${PATCHES_DIR}"
+  diff -r -q "${tmp}" "${PATCHES_DIR}" >/dev/null 2>&1 || rc=1
+  rm -rf "${tmp}"
+  return ${rc}
+}
+
+main() {
+  if [[ -n ${FORCE} && -d ${KUBE_TREE} ]]; then
+    log "FORCE set: discarding ${KUBE_TREE}"
+    rm -rf "${KUBE_TREE}"
+  fi
+  if [[ ! -d ${KUBE_TREE}/.git ]] || ! git -C "${KUBE_TREE}" rev-parse -q --verify "${BASE_TAG}" >/dev/null; then
+    create_base
+    apply_series
+    log "tree ready at ${KUBE_TREE#"${FORK_ROOT}"/}"
+    return
+  fi
+  if [[ -e ${KUBE_TREE}/.git/rebase-apply ]]; then
+    die "a git am is in progress in ${KUBE_TREE}; finish it (git am --continue) or abort it, then run make tree again"
+  fi
+  if series_matches; then
+    log "tree is up to date with patches/"
+    return
+  fi
+  if [[ -n $(git -C "${KUBE_TREE}" status --porcelain) ]]; then
+    die "the tree has uncommitted changes and differs from patches/: commit them and run 'make patches', or run 'make tree FORCE=1' to discard the tree"
+  fi
+  # The tree differs from patches/. If the tree still holds what was last applied or exported,
+  # patches/ moved on (e.g. git pull): re-apply. Otherwise the tree holds new work: keep it.
+  local mark=${KUBE_TREE}/.git/fork-synced
+  if [[ -f ${mark} && $(cat "${mark}") == "$(git -C "${KUBE_TREE}" rev-parse HEAD)" ]]; then
+    log "patches/ changed: re-applying the series on the base"
+    git -C "${KUBE_TREE}" reset -q --hard "${BASE_TAG}"
+    apply_series
+    return
+  fi
+  die "the tree has commits that are not in patches/: run 'make patches' to export them, or 'make tree FORCE=1' to discard them"
+}
+
+main "$@"
+git -C "${KUBE_TREE}" rev-parse HEAD >"${KUBE_TREE}/.git/fork-synced"
