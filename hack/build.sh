@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Build the patched release binaries into _output/bin, with the version stamped as upstream's
+# hack/lib/version.sh does: `kube-apiserver --version` says v1.37.1 plus this patch set.
+#
+#   hack/build.sh                      # kube-apiserver kube-controller-manager kube-scheduler kubectl
+#   hack/build.sh kube-apiserver       # just some of them
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+[[ -d ${KUBE_TREE}/.git ]] || die "no tree at ${KUBE_TREE}: run make tree first"
+cmds=("$@")
+((${#cmds[@]})) || cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
+# v1.37.1+configsnapshot.<tree id>: the tree id is git's hash of the patched source, so the same
+# series gives the same version whoever builds it. SemVer build metadata (+...) keeps the release
+# ordering of v1.37.1 for tools that compare versions.
+tree_id=$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')
+state=clean
+[[ -z $(git -C "${KUBE_TREE}" status --porcelain --untracked-files=no) ]] || state=dirty
+version="${KUBE_VERSION}+configsnapshot.${tree_id}"
+[[ ${state} == clean ]] || version="${version}-dirty"
+major=${KUBE_VERSION#v}; major=${major%%.*}
+minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
+commit=$(git -C "${KUBE_TREE}" rev-parse HEAD)
+date=$(git -C "${KUBE_TREE}" log -1 --format=%cd --date=format:%Y-%m-%dT%H:%M:%SZ)
+ldflags=()
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=("-X '${pkg}.gitVersion=${version}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'"
+    "-X '${pkg}.gitCommit=${commit}'" "-X '${pkg}.gitTreeState=${state}'" "-X '${pkg}.buildDate=${date}'")
+done
+# Built with the same settings as 'go test' (cgo as the toolchain defaults it) so that builds and
+# tests share one build cache: on two cores that halves a cold 'make build test'. Upstream's release
+# builds are static (CGO_ENABLED=0); the kind image (make kind-image) uses upstream's build.
+mkdir -p "${FORK_BIN}"
+for c in "${cmds[@]}"; do
+  log "building ${c} ${version}"
+  (cd "${KUBE_TREE}" && go build -ldflags "${ldflags[*]}" -o "${FORK_BIN}/${c}" "./cmd/${c}")
+done
+echo "${version}" >"${FORK_BIN}/VERSION"
