@@ -1,0 +1,48 @@
+# A patched Kubernetes v1.37.1 with ConfigMap/Secret snapshots for workloads.
+# See README.md. Every target is a thin wrapper around a script in hack/.
+
+SHELL := /usr/bin/env bash
+
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration clean help
+
+all: build
+
+help:
+	@echo "make tree              materialize Kubernetes v1.37.1 in _output/kubernetes and apply patches/"
+	@echo "make patches           export the tree's commits back to patches/"
+	@echo "make build             build the patched kube-apiserver, kube-controller-manager, kube-scheduler, kubectl into _output/bin"
+	@echo "make etcd              build etcd (pinned in go.mod) into _output/bin"
+	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
+	@echo "make verify            check that patches/, the tree and the generated files agree"
+	@echo "make test              unit and integration tests"
+	@echo "make clean             remove _output (the tree, binaries, logs)"
+
+tree:
+	@hack/materialize.sh
+
+patches:
+	@hack/export-patches.sh
+
+build: tree
+	@hack/build.sh $(WHAT)
+
+etcd: tree
+	@hack/install-etcd.sh
+
+generated: tree
+	@hack/update-generated.sh $(STEPS)
+
+verify: tree
+	@hack/verify.sh $(CHECKS)
+
+test: tree
+	@hack/test.sh
+
+test-unit: tree
+	@hack/test.sh unit
+
+test-integration: tree
+	@hack/test.sh integration
+
+clean:
+	rm -rf _output

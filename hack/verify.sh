@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Checks that the fork is whole (make verify):
+#   series     patches/ is exactly what the tree's commits export to, and the tree is clean
+#   apply      patches/ applies with plain 'git am' to a pristine upstream tree, giving the tree's content
+#   gofmt      every Go file the series touches is gofmt'ed
+#   generated  re-running the generators (hack/update-generated.sh) changes nothing
+#   rbac       the RBAC bootstrap policy fixtures are up to date
+# hack/verify.sh [check...] runs some of them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+[[ -d ${KUBE_TREE}/.git ]] || die "no tree at ${KUBE_TREE}: run make tree first"
+failures=()
+
+check_series() {
+  if [[ -n $(git -C "${KUBE_TREE}" status --porcelain) ]]; then
+    git -C "${KUBE_TREE}" status --short | head -20 >&2
+    echo "the tree has uncommitted changes" >&2
+    return 1
+  fi
+  local tmp
+  tmp=$(mktemp -d)
+  export_series "${tmp}"
+  mkdir -p "${PATCHES_DIR}"
+  if ! diff -r -q "${tmp}" "${PATCHES_DIR}" >&2; then
+    rm -rf "${tmp}"
+    echo "patches/ and the tree differ: run 'make patches' (export) or 'make tree' (re-apply)" >&2
+    return 1
+  fi
+  rm -rf "${tmp}"
+}
+
+check_apply() {
+  local wt
+  wt=$(mktemp -d)
+  rm -rf "${wt}"
+  git -C "${KUBE_TREE}" worktree add -q --detach "${wt}" "${BASE_TAG}"
+  local rc=0 p
+  for p in "${PATCHES_DIR}"/*.patch; do
+    [[ -e ${p} ]] || continue
+    if ! git -C "${wt}" -c user.name=verify -c user.email=verify@localhost am -q "${p}" >&2; then
+      echo "$(basename "${p}") does not apply with git am" >&2
+      rc=1
+      break
+    fi
+  done
+  if ((rc == 0)) && [[ $(git -C "${wt}" rev-parse 'HEAD^{tree}') != $(git -C "${KUBE_TREE}" rev-parse 'HEAD^{tree}') ]]; then
+    echo "applying patches/ to ${KUBE_VERSION} does not give the tree's content" >&2
+    rc=1
+  fi
+  git -C "${KUBE_TREE}" worktree remove --force "${wt}"
+  return ${rc}
+}
+
+check_gofmt() {
+  local files=() bad
+  mapfile -t files < <(git -C "${KUBE_TREE}" diff --name-only --diff-filter=AM "${BASE_TAG}" -- '*.go')
+  ((${#files[@]})) || return 0
+  bad=$(cd "${KUBE_TREE}" && gofmt -s -l "${files[@]}")
+  if [[ -n ${bad} ]]; then
+    echo "not gofmt -s'ed:" >&2
+    echo "${bad}" >&2
+    return 1
+  fi
+}
+
+check_generated() {
+  "${FORK_ROOT}/hack/update-generated.sh"
+  if [[ -n $(git -C "${KUBE_TREE}" status --porcelain) ]]; then
+    git -C "${KUBE_TREE}" status --short | head -30 >&2
+    echo "the generators changed the files above: commit them to the generated patch (they are left in the tree)" >&2
+    return 1
+  fi
+}
+
+check_rbac() {
+  (cd "${KUBE_TREE}" && go test ./plugin/pkg/auth/authorizer/rbac/bootstrappolicy/ -run 'TestBootstrap|TestClusterRoles|TestWorkloadConfigSnapshot' -count=1 >&2)
+}
+
+checks=("$@")
+((${#checks[@]})) || checks=(series apply gofmt generated rbac)
+for c in "${checks[@]}"; do
+  log "verify: ${c}"
+  if ! "check_${c}"; then failures+=("${c}"); fi
+done
+if ((${#failures[@]})); then
+  echo "make verify: FAIL (${failures[*]})"
+  exit 1
+fi
+echo "make verify: PASS (${checks[*]})"
