@@ -24,7 +24,8 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ETCD_PORT=$(free_port)
-API_PORT=$(free_port)
+# The port appears in api/discovery/api.json: keep upstream's 8050.
+API_PORT=${API_PORT:-8050}
 API_HOST=127.0.0.1
 
 "${FORK_BIN}/etcd" --data-dir "${TMP_DIR}/etcd" --listen-client-urls "http://127.0.0.1:${ETCD_PORT}" \
