@@ -3,9 +3,9 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration up down demo kind-image clean help
 
-all: build
+all: up
 
 help:
 	@echo "make tree              materialize Kubernetes v1.37.1 in _output/kubernetes and apply patches/"
@@ -14,6 +14,10 @@ help:
 	@echo "make etcd              build etcd (pinned in go.mod) into _output/bin"
 	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
 	@echo "make verify            check that patches/, the tree and the generated files agree"
+	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
+	@echo "make down              stop the local cluster"
+	@echo "make demo              the user story on the local cluster"
+	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
 	@echo "make test              unit and integration tests"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
 
@@ -44,5 +48,18 @@ test-unit: tree
 test-integration: tree
 	@hack/test.sh integration
 
+up: build
+	@hack/local-up.sh
+
+down:
+	@hack/local-down.sh
+
+demo:
+	@hack/demo.sh
+
+kind-image:
+	@hack/kind-image.sh
+
 clean:
+	@if [ -d _output/local/kwok ]; then hack/local-down.sh; fi
 	rm -rf _output

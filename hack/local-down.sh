@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# make down: stop the local cluster of 'make up'. kwokctl stops the processes it started, by the
+# pids it recorded, and removes the cluster's files; nothing else is touched.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+CLUSTER=${CLUSTER:-configsnapshot}
+export KWOK_WORKDIR=${FORK_OUTPUT}/local/kwok
+if [[ ! -x ${FORK_BIN}/kwokctl ]] || ! "${FORK_BIN}/kwokctl" get clusters 2>/dev/null | grep -qx "${CLUSTER}"; then
+  echo "No local cluster '${CLUSTER}' is running."
+  exit 0
+fi
+"${FORK_BIN}/kwokctl" delete cluster --name "${CLUSTER}" --kubeconfig "${FORK_OUTPUT}/local/kubeconfig"
+rm -f "${FORK_OUTPUT}/local/logs"
+echo "Stopped the local cluster '${CLUSTER}'."
