@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration up down demo kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo kind-image clean help
 
 all: up
 
@@ -18,7 +18,9 @@ help:
 	@echo "make down              stop the local cluster"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
-	@echo "make test              unit and integration tests"
+	@echo "make test              unit, integration and e2e tests"
+	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
+	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
 
 tree:
@@ -47,6 +49,12 @@ test-unit: tree
 
 test-integration: tree
 	@hack/test.sh integration
+
+test-e2e: tree
+	@hack/test-e2e.sh
+
+test-upstream-e2e: tree
+	@hack/test-e2e.sh upstream
 
 up: build
 	@hack/local-up.sh

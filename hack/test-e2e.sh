@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# make test-e2e / make test-upstream-e2e: upstream's e2e framework against the local cluster.
+#
+#   hack/test-e2e.sh            the ConfigSnapshot tests ([sig-apps] ConfigSnapshot)
+#   hack/test-e2e.sh upstream   upstream's [sig-apps] Deployment, ReplicaSet, DaemonSet,
+#                               StatefulSet and ControllerRevision tests, minus the explicit skip
+#                               list in hack/e2e/upstream-skips.txt (tests that need a container
+#                               runtime, exec or networking, which fake nodes do not have)
+#
+# Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+SUITE=${1:-snapshot}
+REPORT=${FORK_OUTPUT}/e2e-report/${SUITE}
+E2E=${FORK_BIN}/e2e.test
+export KUBECONFIG=${FORK_OUTPUT}/local/kubeconfig
+
+[[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
+# The test main lives in this repository; it is placed in the tree, excluded from git there.
+mkdir -p "${KUBE_TREE}/test/e2e_fork"
+cp "${FORK_ROOT}/hack/e2e/e2e_test.go" "${KUBE_TREE}/test/e2e_fork/e2e_test.go"
+grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+log "building the e2e binary (SIG Apps tests)"
+(cd "${KUBE_TREE}" && go test -c -o "${E2E}" ./test/e2e_fork)
+
+started=
+if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
+  "${FORK_ROOT}/hack/build.sh"
+  "${FORK_ROOT}/hack/local-up.sh"
+  started=1
+fi
+cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
+trap cleanup EXIT
+
+args=(--kubeconfig="${KUBECONFIG}" --provider=skeleton --kubectl-path="${FORK_BIN}/kubectl"
+  --report-dir="${REPORT}" --ginkgo.no-color --ginkgo.timeout=50m)
+case ${SUITE} in
+  snapshot)
+    focus='\[sig-apps\] ConfigSnapshot'
+    skip='^$'
+    ;;
+  upstream)
+    focus='\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)'
+    # One regular expression per line of the skip list, comments and blank lines ignored.
+    skip=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "${FORK_ROOT}/hack/e2e/upstream-skips.txt" | paste -sd'|')
+    skip="\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|${skip}"
+    ;;
+  *) die "unknown suite ${SUITE} (snapshot or upstream)" ;;
+esac
+mkdir -p "${REPORT}"
+log "running e2e: focus ${focus}"
+set +e
+"${E2E}" "${args[@]}" --ginkgo.focus="${focus}" --ginkgo.skip="${skip}" 2>&1 | tee "${REPORT}/e2e.log" |
+  grep -E '^\s*(•|\[FAIL\]|Ran [0-9]+|PASS|FAIL|SUCCESS!|Summarizing)|^(Ran|FAIL|PASS|ok)' 
+status=${PIPESTATUS[0]}
+set -e
+grep -E '^Ran [0-9]+ of [0-9]+ Specs|^(SUCCESS|FAIL)! --' "${REPORT}/e2e.log" || true
+exit "${status}"
