@@ -4,8 +4,10 @@
 #   unit         the unit tests of every package the series touches, plus the upstream suites
 #                that guard the API (round trip, validation, registry, features, RBAC, k8s.io/api)
 #   integration  test/integration with a real kube-apiserver and etcd (from hack/install-etcd.sh)
+#   e2e          the ConfigSnapshot e2e tests (upstream's framework) against the local cluster of
+#                'make up' (started for the run, and stopped, unless one is running already)
 #
-# hack/test.sh [unit] [integration]   (both by default). Logs go to _output/test-logs/.
+# hack/test.sh [unit] [integration] [e2e]   (all by default). Logs go to _output/test-logs/.
 # Extra flags for go test: GOTESTFLAGS (e.g. GOTESTFLAGS=-v).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -42,7 +44,7 @@ INTEGRATION=(
 )
 
 suites=("$@")
-((${#suites[@]})) || suites=(unit integration)
+((${#suites[@]})) || suites=(unit integration e2e)
 LOGS=${FORK_OUTPUT}/test-logs
 mkdir -p "${LOGS}"
 start=$(date +%s)
@@ -94,13 +96,28 @@ run_integration() {
   result[integration]="ok (${n} package runs)"
 }
 
+run_e2e() {
+  set +e
+  "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep -E '^\[|^Ran |SUCCESS|FAIL'
+  local status=${PIPESTATUS[0]}
+  set -e
+  local ran
+  ran=$(grep -oE '^Ran [0-9]+ of' "${LOGS}/e2e.log" | grep -oE '[0-9]+' || echo 0)
+  if ((status != 0)); then
+    result[e2e]="FAIL (see ${LOGS#"${FORK_ROOT}"/}/e2e.log)"
+    return 1
+  fi
+  result[e2e]="ok (${ran} specs)"
+}
+
 rc=0
 rm -f "${LOGS}"/*.log
 for s in "${suites[@]}"; do
   case ${s} in
     unit) run_unit || rc=1 ;;
     integration) run_integration || rc=1 ;;
-    *) die "unknown suite ${s} (known: unit integration)" ;;
+    e2e) run_e2e || rc=1 ;;
+    *) die "unknown suite ${s} (known: unit integration e2e)" ;;
   esac
 done
 elapsed=$(($(date +%s) - start))
