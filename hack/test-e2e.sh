@@ -41,12 +41,14 @@ case ${SUITE} in
     skip='^$'
     ;;
   upstream)
-    focus='\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)'
+    focus=${E2E_FOCUS:-'\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)'}
     # One regular expression per line of the skip list, comments and blank lines ignored.
     skip=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "${FORK_ROOT}/hack/e2e/upstream-skips.txt" | paste -sd'|')
     # Also skipped, as in upstream's default jobs: tests of alpha features, whose gates are off in
     # this cluster (only WorkloadConfigSnapshot is on).
-    skip="\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:OffByDefault\]|${skip}"
+    # [Serial] tests run too (this runner is serial; the DaemonSet and ControllerRevision tests are
+    # all [Serial]).
+    skip="\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:OffByDefault\]|${skip}"
     ;;
   *) die "unknown suite ${SUITE} (snapshot or upstream)" ;;
 esac
