@@ -102,7 +102,7 @@ run_e2e() {
   local status=${PIPESTATUS[0]}
   set -e
   local ran
-  ran=$(grep -oE '^Ran [0-9]+ of' "${LOGS}/e2e.log" | grep -oE '[0-9]+' || echo 0)
+  ran=$(grep -oE '^Ran [0-9]+ of' "${LOGS}/e2e.log" | head -n 1 | grep -oE '[0-9]+' || echo 0)
   if ((status != 0)); then
     result[e2e]="FAIL (see ${LOGS#"${FORK_ROOT}"/}/e2e.log)"
     return 1
