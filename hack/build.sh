@@ -11,13 +11,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 cmds=("$@")
 ((${#cmds[@]})) || cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
-# v1.37.1+configsnapshot.<tree id>: the tree id is git's hash of the patched source, so the same
-# series gives the same version whoever builds it. SemVer build metadata (+...) keeps the release
-# ordering of v1.37.1 for tools that compare versions.
-tree_id=$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')
 state=clean
 [[ -z $(git -C "${KUBE_TREE}" status --porcelain --untracked-files=no) ]] || state=dirty
-version="${KUBE_VERSION}+configsnapshot.${tree_id}"
+version=$(fork_version)
 [[ ${state} == clean ]] || version="${version}-dirty"
 major=${KUBE_VERSION#v}; major=${major%%.*}
 minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}

@@ -17,12 +17,11 @@ log "building kind ${want}"
 
 # Upstream's build reads the version from git; the materialized tree's history is ours, so give it
 # the version explicitly (the same one hack/build.sh stamps).
-tree_id=$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')
 version_file=${FORK_OUTPUT}/kind-version.env
 cat >"${version_file}" <<VERSION
 KUBE_GIT_COMMIT=$(git -C "${KUBE_TREE}" rev-parse HEAD)
 KUBE_GIT_TREE_STATE=clean
-KUBE_GIT_VERSION=${KUBE_VERSION}+configsnapshot.${tree_id}
+KUBE_GIT_VERSION=$(fork_version)
 KUBE_GIT_MAJOR=1
 KUBE_GIT_MINOR=${KUBE_VERSION#v1.}
 VERSION

@@ -11,14 +11,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 FORCE=${FORCE:-}
 
-modcache_dir() { go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
-
 create_base() {
   local tmp=${KUBE_TREE}.tmp
   rm -rf "${tmp}"
   log "downloading k8s.io/kubernetes@${KUBE_VERSION} from the module proxy"
   local kdir
-  kdir=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  kdir=$(module_dir "k8s.io/kubernetes@${KUBE_VERSION}")
   [[ -d ${kdir} ]] || die "could not download k8s.io/kubernetes@${KUBE_VERSION}"
   mkdir -p "${tmp}"
   cp -a "${kdir}/." "${tmp}/"
@@ -31,7 +29,7 @@ create_base() {
   (cd /tmp && go mod download "${args[@]}")
   for m in "${mods[@]}"; do
     local d
-    d=$(cd /tmp && modcache_dir "k8s.io/${m}@${STAGING_VERSION}")
+    d=$(module_dir "k8s.io/${m}@${STAGING_VERSION}")
     [[ -d ${d} ]] || die "could not download k8s.io/${m}@${STAGING_VERSION}"
     mkdir -p "${tmp}/staging/src/k8s.io/${m}"
     cp -a "${d}/." "${tmp}/staging/src/k8s.io/${m}/"

@@ -53,7 +53,7 @@ gen_protobuf() {
   "${FORK_ROOT}/hack/install-protoc.sh"
   # gogo.proto: upstream reads it from vendor/, which the module zip does not have.
   local gogo imports=${TOOLS}/protoimport
-  gogo=$(cd /tmp && go mod download -json github.com/gogo/protobuf@v1.3.2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  gogo=$(module_dir github.com/gogo/protobuf@v1.3.2)
   mkdir -p "${imports}/github.com/gogo/protobuf/gogoproto"
   cp "${gogo}/gogoproto/gogo.proto" "${imports}/github.com/gogo/protobuf/gogoproto/gogo.proto"
   log "go-to-protobuf ($(protoc --version))"

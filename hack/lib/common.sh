@@ -44,3 +44,15 @@ export_series() {
 staging_modules() {
   sed -n 's#^[[:space:]]*\./staging/src/k8s.io/\([^[:space:]]*\)$#\1#p' "$1"
 }
+
+# module_dir MODULE@VERSION: download a module with the Go module proxy and print its directory.
+module_dir() {
+  (cd /tmp && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+}
+
+# fork_version: the version stamped into the patched binaries, v1.37.1+configsnapshot.<tree id>.
+# The tree id is git's hash of the patched source, so the same series gives the same version
+# whoever builds it; SemVer build metadata (+...) keeps the release ordering of v1.37.1.
+fork_version() {
+  echo "${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')"
+}
