@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-export KUBECONFIG=${FORK_OUTPUT}/local/kubeconfig
+export KUBECONFIG=${LOCAL_KUBECONFIG}
 KUBECTL=("${FORK_BIN}/kubectl")
 NS=${DEMO_NAMESPACE:-snapshot-demo}
 SNAP_LABEL=configsnapshot.apps.kubernetes.io/snapshot=true

@@ -3,12 +3,12 @@
 # pids it recorded, and removes the cluster's files; nothing else is touched.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-CLUSTER=${CLUSTER:-configsnapshot}
-export KWOK_WORKDIR=${FORK_OUTPUT}/local/kwok
+CLUSTER=${LOCAL_CLUSTER}
+export KWOK_WORKDIR=${LOCAL_DIR}/kwok
 if [[ ! -x ${FORK_BIN}/kwokctl ]] || ! "${FORK_BIN}/kwokctl" get clusters 2>/dev/null | grep -qx "${CLUSTER}"; then
   echo "No local cluster '${CLUSTER}' is running."
   exit 0
 fi
-"${FORK_BIN}/kwokctl" delete cluster --name "${CLUSTER}" --kubeconfig "${FORK_OUTPUT}/local/kubeconfig"
-rm -f "${FORK_OUTPUT}/local/logs"
+"${FORK_BIN}/kwokctl" delete cluster --name "${CLUSTER}" --kubeconfig "${LOCAL_KUBECONFIG}"
+rm -f "${LOCAL_DIR}/logs"
 echo "Stopped the local cluster '${CLUSTER}'."

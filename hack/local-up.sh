@@ -12,11 +12,11 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-LOCAL=${FORK_OUTPUT}/local
-CLUSTER=${CLUSTER:-configsnapshot}
+LOCAL=${LOCAL_DIR}
+CLUSTER=${LOCAL_CLUSTER}
 NODES=${NODES:-3}
 export KWOK_WORKDIR=${LOCAL}/kwok
-KUBECONFIG_PATH=${LOCAL}/kubeconfig
+KUBECONFIG_PATH=${LOCAL_KUBECONFIG}
 
 "${FORK_ROOT}/hack/install-kwok.sh"
 "${FORK_ROOT}/hack/install-etcd.sh"

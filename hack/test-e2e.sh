@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 SUITE=${1:-snapshot}
 REPORT=${FORK_OUTPUT}/e2e-report/${SUITE}
 E2E=${FORK_BIN}/e2e.test
-export KUBECONFIG=${FORK_OUTPUT}/local/kubeconfig
+export KUBECONFIG=${LOCAL_KUBECONFIG}
 
 [[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
 # The test main lives in this repository; it is placed in the tree, excluded from git there.

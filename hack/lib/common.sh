@@ -11,6 +11,10 @@ FORK_BIN=${FORK_OUTPUT}/bin
 PATCHES_DIR=${FORK_ROOT}/patches
 # The base commit of the materialized tree is tagged so every script can find it.
 BASE_TAG=upstream/${KUBE_VERSION}
+# The local cluster of 'make up': kwokctl keeps its state in LOCAL_DIR/kwok (KWOK_WORKDIR).
+LOCAL_DIR=${FORK_OUTPUT}/local
+LOCAL_CLUSTER=${CLUSTER:-configsnapshot}
+LOCAL_KUBECONFIG=${LOCAL_DIR}/kubeconfig
 
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
