@@ -9,6 +9,11 @@
 #
 # hack/test.sh [unit] [integration] [e2e]   (all by default). Logs go to _output/test-logs/.
 # Extra flags for go test: GOTESTFLAGS (e.g. GOTESTFLAGS=-v).
+#
+# Upstream flakes do not block a run, and our tests are never retried: a unit-test package that
+# fails is run once more only when the series adds or changes nothing in it (see
+# unit_retryable); the summary line names every such retry, and a second failure fails the run.
+# The first attempt is logged in unit.log, the retries in unit-retry.log.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -43,36 +48,114 @@ INTEGRATION=(
   "./test/integration/deployment ."
 )
 
-suites=("$@")
-((${#suites[@]})) || suites=(unit integration e2e)
 LOGS=${FORK_OUTPUT}/test-logs
-mkdir -p "${LOGS}"
-start=$(date +%s)
 declare -A result
-
-# 'make test' materializes and syncs the tree first (make tree); run directly, this script tests
-# the tree as it is, uncommitted edits included, and materializes it only when there is none.
-[[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
-cd "${KUBE_TREE}"
 
 # filter_output: the lines of go test output a person wants to see scroll by.
 filter_output() { grep -E '^(ok|FAIL|--- FAIL|panic:)|\[build failed\]|cannot|undefined' || true; }
 
+# failed_packages LOG: the packages that a go test log reports as failed, one a line, as go test
+# names them ("k8s.io/kubernetes/pkg/...", plus " [build failed]" or " [setup failed]").
+failed_packages() { awk -F'\t' '$1 == "FAIL" && $2 != "" { print $2 }' "$1" | sort -u; }
+
+# package_dir IMPORTPATH: the package's directory in the tree (go.work: staging modules live in
+# staging/src). Fails for a package that is not in the tree.
+package_dir() {
+  local dir
+  case $1 in
+    k8s.io/kubernetes) dir=. ;;
+    k8s.io/kubernetes/*) dir=${1#k8s.io/kubernetes/} ;;
+    k8s.io/*) dir=staging/src/$1 ;;
+    *) return 1 ;;
+  esac
+  [[ -d ${KUBE_TREE}/${dir} ]] || return 1
+  echo "${dir}"
+}
+
+# our_package_dirs: the directories of the packages that the series adds or changes anything in:
+# its tests, its code or its testdata (a file under testdata/ counts for the package above it).
+# The commits on top of the base, and uncommitted and untracked files, since this script tests
+# the tree as it is.
+our_package_dirs() {
+  local f
+  {
+    git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}" HEAD
+    git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}"
+    git -C "${KUBE_TREE}" ls-files --others --exclude-standard
+  } | while IFS= read -r f; do
+    case ${f} in
+      testdata/*) echo . ;;
+      */testdata/*) echo "${f%%/testdata/*}" ;;
+      */*) echo "${f%/*}" ;;
+      *) echo . ;;
+    esac
+  done | sort -u
+}
+
+# unit_retryable PACKAGE: 0 when a failure of PACKAGE may be an upstream flake worth a second
+# attempt: it built, it is in the tree, and the series adds or changes nothing in it. Needs
+# OUR_DIRS (an associative array keyed by our_package_dirs).
+unit_retryable() {
+  local dir
+  [[ $1 != *" ["*"failed]" ]] || return 1
+  dir=$(package_dir "$1") || return 1
+  [[ -z ${OUR_DIRS[${dir}]:-} ]]
+}
+
+# join_list ITEM...: "a, b, c".
+join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
+
 run_unit() {
   log "unit tests: ${#UNIT_PACKAGES[@]} package patterns"
-  local status ok fails
+  local status ok failed_pkgs=() retry=() blocking=() p retried
   set +e
   # shellcheck disable=SC2086
   go test ${GOTESTFLAGS:-} -count=1 "${UNIT_PACKAGES[@]}" 2>&1 | tee "${LOGS}/unit.log" | filter_output
   status=${PIPESTATUS[0]}
   set -e
   ok=$(grep -c '^ok ' "${LOGS}/unit.log" || true)
-  fails=$(grep -cE '^FAIL[[:space:]]' "${LOGS}/unit.log" || true)
-  if ((status != 0 || fails > 0)); then
-    result[unit]="FAIL (${ok} packages ok, ${fails} failed; see ${LOGS#"${FORK_ROOT}"/}/unit.log)"
+  mapfile -t failed_pkgs < <(failed_packages "${LOGS}/unit.log")
+  local see="see ${LOGS#"${FORK_ROOT}"/}/unit.log"
+  if ((status == 0 && ${#failed_pkgs[@]} == 0)); then
+    result[unit]="ok (${ok} packages)"
+    return 0
+  fi
+  if ((${#failed_pkgs[@]} == 0)); then
+    # go test failed without naming a package (a bad pattern, a toolchain error): nothing to retry.
+    result[unit]="FAIL (${ok} packages ok, go test exited with ${status}; ${see})"
     return 1
   fi
-  result[unit]="ok (${ok} packages)"
+  declare -gA OUR_DIRS=()
+  local d
+  while IFS= read -r d; do OUR_DIRS[${d}]=1; done < <(our_package_dirs)
+  for p in "${failed_pkgs[@]}"; do
+    if unit_retryable "${p}"; then retry+=("${p}"); else blocking+=("${p}"); fi
+  done
+  if ((${#blocking[@]})); then
+    # A package of ours (or one that did not build) failed: the run fails whatever a retry says.
+    log "unit: not retrying (the series changes these, or they did not build): ${blocking[*]}"
+    result[unit]="FAIL (${ok} packages ok, ${#failed_pkgs[@]} failed; ${see})"
+    return 1
+  fi
+  # Only packages the series does not touch failed: give each one more attempt.
+  local passed=() again=()
+  for p in "${retry[@]}"; do
+    log "unit: ${p} failed and holds nothing of ours: running it once more (upstream flake?)"
+    set +e
+    # shellcheck disable=SC2086
+    go test ${GOTESTFLAGS:-} -count=1 "${p}" 2>&1 | tee -a "${LOGS}/unit-retry.log" | filter_output
+    status=${PIPESTATUS[0]}
+    set -e
+    if ((status == 0)); then passed+=("${p}"); else again+=("${p}"); fi
+  done
+  retried="${#passed[@]} upstream flake$( ((${#passed[@]} == 1)) || echo s) retried: $(join_list "${passed[@]}")"
+  if ((${#again[@]})); then
+    result[unit]="FAIL ($((ok + ${#passed[@]})) packages ok, ${#again[@]} failed twice: $(join_list "${again[@]}")"
+    ((${#passed[@]} == 0)) || result[unit]+="; ${retried}"
+    result[unit]+="; ${see}, unit-retry.log)"
+    return 1
+  fi
+  result[unit]="ok ($((ok + ${#passed[@]})) packages, ${retried})"
 }
 
 run_integration() {
@@ -110,19 +193,34 @@ run_e2e() {
   result[e2e]="ok (${ran} specs)"
 }
 
-rc=0
-rm -f "${LOGS}"/*.log
-for s in "${suites[@]}"; do
-  case ${s} in
-    unit) run_unit || rc=1 ;;
-    integration) run_integration || rc=1 ;;
-    e2e) run_e2e || rc=1 ;;
-    *) die "unknown suite ${s} (known: unit integration e2e)" ;;
-  esac
-done
-elapsed=$(($(date +%s) - start))
-summary="make test: $([[ ${rc} == 0 ]] && echo PASS || echo FAIL) in $((elapsed / 60))m$((elapsed % 60))s"
-for s in "${suites[@]}"; do summary+=" | ${s}: ${result[${s}]:-not run}"; done
-echo
-echo "${summary}"
-exit "${rc}"
+main() {
+  local suites=("$@") start rc=0 s
+  ((${#suites[@]})) || suites=(unit integration e2e)
+  mkdir -p "${LOGS}"
+  start=$(date +%s)
+  # 'make test' materializes and syncs the tree first (make tree); run directly, this script tests
+  # the tree as it is, uncommitted edits included, and materializes it only when there is none.
+  [[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
+  cd "${KUBE_TREE}"
+  rm -f "${LOGS}"/*.log
+  for s in "${suites[@]}"; do
+    case ${s} in
+      unit) run_unit || rc=1 ;;
+      integration) run_integration || rc=1 ;;
+      e2e) run_e2e || rc=1 ;;
+      *) die "unknown suite ${s} (known: unit integration e2e)" ;;
+    esac
+  done
+  local elapsed=$(($(date +%s) - start))
+  local summary
+  summary="make test: $([[ ${rc} == 0 ]] && echo PASS || echo FAIL) in $((elapsed / 60))m$((elapsed % 60))s"
+  for s in "${suites[@]}"; do summary+=" | ${s}: ${result[${s}]:-not run}"; done
+  echo
+  echo "${summary}"
+  return "${rc}"
+}
+
+# Sourcing the script (as a test of its functions does) defines them without running anything.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  main "$@"
+fi
