@@ -6,19 +6,30 @@
 # When patches/ changed (for example after a git pull) and the tree has no work that is not
 # exported, the tree is reset to the base and the series re-applied. When the tree has
 # commits or edits that are not in patches/, it refuses and says what to do, so nothing is lost.
+#
+# When a patch does not apply, the git am is left in progress (git am --show-current-patch,
+# --continue, --abort work as usual) and the script names the patch and exits non-zero. While a
+# git am or rebase is in progress, the script changes nothing, FORCE=1 included.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 FORCE=${FORCE:-}
 
+TMP_DIR=$(mktemp -d)
+STAGING=
+cleanup() { rm -rf "${TMP_DIR}" ${STAGING:+"${STAGING}"}; }
+trap cleanup EXIT
+
 create_base() {
-  local tmp=${KUBE_TREE}.tmp
-  rm -rf "${tmp}"
+  mkdir -p "${FORK_OUTPUT}"
+  # Laid out next to the tree (same file system), so that the final mv is a rename.
+  STAGING=$(mktemp -d "${FORK_OUTPUT}/kubernetes.tmp.XXXXXX")
+  chmod 0755 "${STAGING}"
+  local tmp=${STAGING}
   log "downloading k8s.io/kubernetes@${KUBE_VERSION} from the module proxy"
   local kdir
   kdir=$(module_dir "k8s.io/kubernetes@${KUBE_VERSION}")
   [[ -d ${kdir} ]] || die "could not download k8s.io/kubernetes@${KUBE_VERSION}"
-  mkdir -p "${tmp}"
   cp -a "${kdir}/." "${tmp}/"
   local mods=() m
   mapfile -t mods < <(staging_modules "${tmp}/go.work")
@@ -44,6 +55,7 @@ create_base() {
   log "committing the pristine base"
   rm -rf "${KUBE_TREE}"
   mv "${tmp}" "${KUBE_TREE}"
+  STAGING=
   git -C "${KUBE_TREE}" init -q -b master
   git -C "${KUBE_TREE}" config core.autocrlf false
   git -C "${KUBE_TREE}" config gc.auto 0
@@ -56,36 +68,34 @@ create_base() {
   fork_git tag "${BASE_TAG}"
 }
 
+# apply_series: git am of the whole series in one go, so that when a patch does not apply the
+# git am stops there, in progress, with the remaining patches queued behind it.
 apply_series() {
   shopt -s nullglob
   local patches=("${PATCHES_DIR}"/*.patch)
   shopt -u nullglob
   ((${#patches[@]} > 0)) || { log "patches/ is empty: the tree is pristine ${KUBE_VERSION}"; return 0; }
   log "applying ${#patches[@]} patches"
-  local p
-  for p in "${patches[@]}"; do
-    if ! git -C "${KUBE_TREE}" am -q --keep-cr --committer-date-is-author-date "${p}" >/tmp/fork-am.$$ 2>&1; then
-      cat /tmp/fork-am.$$ >&2; rm -f /tmp/fork-am.$$
-      git -C "${KUBE_TREE}" am --abort >/dev/null 2>&1 || true
-      die "patch $(basename "${p}") does not apply to ${KUBE_VERSION} (plus the patches before it); the tree is left at the last patch that applied"
-    fi
-  done
-  rm -f /tmp/fork-am.$$
+  if ! git -C "${KUBE_TREE}" am -q --keep-cr --committer-date-is-author-date "${patches[@]}"; then
+    [[ $(tree_operation) == am ]] || die "git am failed before it applied anything (see above)"
+    die "$(am_stopped_at) does not apply to ${KUBE_VERSION} plus the patches before it.
+The git am is left in progress in ${KUBE_TREE#"${FORK_ROOT}"/}, after the last patch that applied.
+$(am_help)"
+  fi
 }
 
 # series_matches: 0 when the commits on top of the base export to exactly patches/.
 series_matches() {
-  local tmp
-  tmp=$(mktemp -d)
-  export_series "${tmp}"
-  local rc=0
+  local out=${TMP_DIR}/series
+  rm -rf "${out}"
+  export_series "${out}"
   mkdir -p "${PATCHES_DIR}"
-  diff -r -q "${tmp}" "${PATCHES_DIR}" >/dev/null 2>&1 || rc=1
-  rm -rf "${tmp}"
-  return ${rc}
+  diff -r -q "${out}" "${PATCHES_DIR}" >/dev/null 2>&1
 }
 
 main() {
+  # First of all: never touch a tree in the middle of a git am or rebase (that is someone's work).
+  if [[ -d ${KUBE_TREE}/.git ]]; then die_if_tree_busy; fi
   if [[ -n ${FORCE} && -d ${KUBE_TREE} ]]; then
     log "FORCE set: discarding ${KUBE_TREE}"
     rm -rf "${KUBE_TREE}"
@@ -95,9 +105,6 @@ main() {
     apply_series
     log "tree ready at ${KUBE_TREE#"${FORK_ROOT}"/}"
     return
-  fi
-  if [[ -e ${KUBE_TREE}/.git/rebase-apply ]]; then
-    die "a git am is in progress in ${KUBE_TREE}; finish it (git am --continue) or abort it, then run make tree again"
   fi
   if series_matches; then
     log "tree is up to date with patches/"

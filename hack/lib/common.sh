@@ -60,3 +60,56 @@ module_dir() {
 fork_version() {
   echo "${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')"
 }
+
+# tree_operation: "am" while a git am is in progress in the tree, "rebase" while a git rebase is,
+# nothing otherwise.
+tree_operation() {
+  local git_dir=${KUBE_TREE}/.git
+  if [[ -e ${git_dir}/rebase-apply/applying ]]; then
+    echo am
+  elif [[ -d ${git_dir}/rebase-apply || -d ${git_dir}/rebase-merge ]]; then
+    echo rebase
+  fi
+}
+
+# am_stopped_at: the patch at which the git am in progress in the tree stopped: its file in
+# patches/ when it is one of them (git am keeps a byte copy of every patch it was given), and its
+# place in the git am.
+am_stopped_at() {
+  local dir=${KUBE_TREE}/.git/rebase-apply next last mail p
+  next=$(cat "${dir}/next" 2>/dev/null || echo '?')
+  last=$(cat "${dir}/last" 2>/dev/null || echo '?')
+  mail=${dir}/$(printf '%04d' "${next}" 2>/dev/null || true)
+  for p in "${PATCHES_DIR}"/*.patch; do
+    if [[ -f ${mail} && -f ${p} ]] && cmp -s "${mail}" "${p}"; then
+      echo "patches/${p##*/} (patch ${next} of ${last})"
+      return
+    fi
+  done
+  echo "patch ${next} of ${last} ($(head -n 1 "${dir}/final-commit" 2>/dev/null || echo 'no subject'))"
+}
+
+# am_help: what to do about a git am in progress in the tree.
+am_help() {
+  local tree=${KUBE_TREE#"${FORK_ROOT}"/}
+  cat <<HELP
+To finish it:
+  cd ${tree}
+  git am --show-current-patch=diff   # what does not apply
+  # resolve: edit the files and 'git add' them (or retry with 'git am --3way'), then
+  git am --continue                  # commits it and applies the remaining patches
+  cd - && make patches               # export the result to patches/
+To drop it: 'git -C ${tree} am --abort' returns the tree to where the git am started
+(for 'make tree', the pristine base); then 'make tree FORCE=1' starts over.
+HELP
+}
+
+# die_if_tree_busy: stop, saying what to do, while a git am or git rebase is in progress in the tree.
+die_if_tree_busy() {
+  local tree=${KUBE_TREE#"${FORK_ROOT}"/}
+  case $(tree_operation) in
+    am) die "a git am is in progress in ${tree}; it stopped at $(am_stopped_at).
+$(am_help)" ;;
+    rebase) die "a git rebase is in progress in ${tree}: finish it (git rebase --continue) or abort it (git rebase --abort) first" ;;
+  esac
+}
