@@ -6,6 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
+# shellcheck disable=SC2016 # a literal ${ETCD_VERSION:-...} in upstream's script
 want=$(sed -n 's/^ETCD_VERSION=\${ETCD_VERSION:-\(.*\)}$/\1/p' "${KUBE_TREE}/hack/lib/etcd.sh")
 pinned=$(cd "${FORK_ROOT}" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
 [[ v${want} == "${pinned}" ]] ||

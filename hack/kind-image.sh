@@ -17,7 +17,8 @@ log "building kind ${want}"
 
 # Upstream's build reads the version from git; the materialized tree's history is ours, so give it
 # the version explicitly (the same one hack/build.sh stamps).
-version_file=${FORK_OUTPUT}/kind-version.env
+version_file=$(mktemp)
+trap 'rm -f "${version_file}"' EXIT
 cat >"${version_file}" <<VERSION
 KUBE_GIT_COMMIT=$(git -C "${KUBE_TREE}" rev-parse HEAD)
 KUBE_GIT_TREE_STATE=clean

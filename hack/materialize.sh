@@ -48,6 +48,7 @@ create_base() {
   chmod -R u+w "${tmp}"
   # Module zips keep neither file modes nor symlinks. Restore what the upstream repository
   # has: executable scripts (anything starting with #!) and the top-level Makefile links.
+  # shellcheck disable=SC2016 # the sh -c script expands its own arguments
   { find "${tmp}" -type f -size -2M -exec grep -lIZ -m1 '^#!' {} + 2>/dev/null || true; } |
     xargs -0 -r sh -c 'for f; do if [ "$(head -c2 "$f")" = "#!" ]; then chmod +x "$f"; fi; done' sh
   ln -s build/root/Makefile "${tmp}/Makefile"

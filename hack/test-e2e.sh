@@ -30,6 +30,7 @@ if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/n
   "${FORK_ROOT}/hack/local-up.sh"
   started=1
 fi
+# shellcheck disable=SC2317 # called by the trap
 cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
 trap cleanup EXIT
 

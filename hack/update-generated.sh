@@ -17,6 +17,11 @@ TOOLS=${FORK_OUTPUT}/tools
 export PATH=${TOOLS}/bin:${FORK_BIN}:${PATH}
 BOILERPLATE=hack/boilerplate/boilerplate.generatego.txt
 export LC_ALL=C
+# INSTALL_PROTOC=0 (make verify): a missing protoc is an error, never an install.
+INSTALL_PROTOC=${INSTALL_PROTOC:-1}
+
+TMP_DIR=$(mktemp -d)
+trap 'rm -rf "${TMP_DIR}"' EXIT
 
 # Packages whose generated code the series changes.
 CORE_INTERNAL=./pkg/apis/core
@@ -50,7 +55,11 @@ gen_conversion() {
 }
 
 gen_protobuf() {
-  "${FORK_ROOT}/hack/install-protoc.sh"
+  if [[ ${INSTALL_PROTOC} == 0 ]]; then
+    "${FORK_ROOT}/hack/install-protoc.sh" --check
+  else
+    "${FORK_ROOT}/hack/install-protoc.sh"
+  fi
   # gogo.proto: upstream reads it from vendor/, which the module zip does not have.
   local gogo imports=${TOOLS}/protoimport
   gogo=$(module_dir github.com/gogo/protobuf@v1.3.2)
@@ -66,8 +75,7 @@ gen_protobuf() {
 gen_swagger() {
   log "genswaggertypedocs"
   # Same file layout as gen_types_swagger_doc in upstream's hack/update-codegen.sh.
-  local gv_dir=staging/src/k8s.io/api/core/v1 tmp
-  tmp=$(mktemp --suffix=.go)
+  local gv_dir=staging/src/k8s.io/api/core/v1 tmp=${TMP_DIR}/types_swagger_doc_generated.go
   {
     cat "${BOILERPLATE}"
     echo
@@ -108,16 +116,13 @@ gen_openapi() {
   local dirs=() pkgs=() d
   mapfile -t dirs < <(k8s_tag_dirs '+k8s:openapi' staging/src/k8s.io/code-generator staging/src/k8s.io/sample-apiserver staging/src/k8s.io/sample-controller)
   for d in "${dirs[@]}"; do pkgs+=("./${d}"); done
-  local report
-  report=$(mktemp)
+  local report=${TMP_DIR}/api-rule-violations.list
+  : >"${report}"
   openapi-gen --go-header-file "${BOILERPLATE}" --output-file zz_generated.openapi.go \
     --output-dir pkg/generated/openapi --output-pkg k8s.io/kubernetes/pkg/generated/openapi \
     --report-filename "${report}" --output-model-name-file zz_generated.model_name.go "${pkgs[@]}"
-  if ! diff -u api/api-rules/violation_exceptions.list "${report}"; then
-    rm -f "${report}"
+  diff -u api/api-rules/violation_exceptions.list "${report}" ||
     die "openapi-gen reports API rule violations that differ from api/api-rules/violation_exceptions.list"
-  fi
-  rm -f "${report}"
 }
 
 gen_applyconfigs() {
@@ -126,13 +131,11 @@ gen_applyconfigs() {
   local apis=()
   mapfile -t apis < <(cd staging/src && git ls-files -cmo --exclude-standard -- ':(glob)k8s.io/api/**/types.go' | xargs -n1 dirname | sort -u)
   apis+=(k8s.io/apimachinery/pkg/apis/meta/v1)
-  local schema
-  schema=$(mktemp)
+  local schema=${TMP_DIR}/models-schema.json
   models-schema >"${schema}"
   applyconfiguration-gen --openapi-schema "${schema}" --go-header-file "${BOILERPLATE}" \
     --output-dir "${PWD}/staging/src/k8s.io/client-go/applyconfigurations" \
     --output-pkg k8s.io/client-go/applyconfigurations "${apis[@]}"
-  rm -f "${schema}"
 }
 
 gen_fixtures() {

@@ -6,12 +6,14 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
+for tool in jq curl openssl; do
+  command -v "${tool}" >/dev/null 2>&1 || die "${tool} is required to regenerate api/openapi-spec (see the README's prerequisites)"
+done
 [[ -x ${FORK_BIN}/kube-apiserver ]] || "${FORK_ROOT}/hack/build.sh" kube-apiserver
 "${FORK_ROOT}/hack/install-etcd.sh"
-command -v jq >/dev/null || die "jq is required"
 
 TMP_DIR=$(mktemp -d)
-ETCD_PID= APISERVER_PID=
+ETCD_PID='' APISERVER_PID=''
 cleanup() {
   local pid
   for pid in ${APISERVER_PID} ${ETCD_PID}; do
@@ -22,7 +24,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# free_port: a TCP port on 127.0.0.1 that nothing listens on (bash connects to it and is refused).
+free_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
+      echo "${port}"
+      return 0
+    fi
+  done
+  die "found no free port on 127.0.0.1"
+}
 ETCD_PORT=$(free_port)
 # The port appears in api/discovery/api.json: keep upstream's 8050.
 API_PORT=${API_PORT:-8050}
