@@ -43,7 +43,7 @@ UNIT_PACKAGES=(
   ./staging/src/k8s.io/kubectl/pkg/util/...
 )
 # Integration tests: package and -run pattern ("." for all): upstream's Deployment tests and ours
-# (config_snapshot*_test.go: the API, and every DESIGN.md point for Deployments).
+# (config_snapshot*_test.go: the API, and the controller contract of docs/design.md for Deployments).
 INTEGRATION=(
   "./test/integration/deployment ."
 )
