@@ -79,9 +79,9 @@ package_dir() {
 our_package_dirs() {
   local f
   {
-    git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}" HEAD
-    git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}"
-    git -C "${KUBE_TREE}" ls-files --others --exclude-standard
+    git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}" HEAD &&
+      git -C "${KUBE_TREE}" diff --name-only "${BASE_TAG}" &&
+      git -C "${KUBE_TREE}" ls-files --others --exclude-standard
   } | while IFS= read -r f; do
     case ${f} in
       testdata/*) echo . ;;
@@ -126,8 +126,13 @@ run_unit() {
     return 1
   fi
   declare -gA OUR_DIRS=()
-  local d
-  while IFS= read -r d; do OUR_DIRS[${d}]=1; done < <(our_package_dirs)
+  local d ours
+  if ! ours=$(our_package_dirs); then
+    log "unit: cannot tell which packages the series touches (git failed above): no retries"
+    result[unit]="FAIL (${ok} packages ok, ${#failed_pkgs[@]} failed; ${see})"
+    return 1
+  fi
+  while IFS= read -r d; do [[ -z ${d} ]] || OUR_DIRS[${d}]=1; done <<<"${ours}"
   for p in "${failed_pkgs[@]}"; do
     if unit_retryable "${p}"; then retry+=("${p}"); else blocking+=("${p}"); fi
   done
