@@ -24,6 +24,9 @@ grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo 
 log "building the e2e binary (SIG Apps tests)"
 (cd "${KUBE_TREE}" && go test -c -o "${E2E}" ./test/e2e_fork)
 
+# The user-visible flows run with an unpatched kubectl (see hack/build-stock-kubectl.sh).
+"${FORK_ROOT}/hack/build-stock-kubectl.sh"
+
 started=
 if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
   "${FORK_ROOT}/hack/build.sh"
@@ -34,7 +37,7 @@ fi
 cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
 trap cleanup EXIT
 
-args=(--kubeconfig="${KUBECONFIG}" --provider=skeleton --kubectl-path="${FORK_BIN}/kubectl"
+args=(--kubeconfig="${KUBECONFIG}" --provider=skeleton --kubectl-path="${FORK_BIN}/stock/kubectl"
   --report-dir="${REPORT}" --ginkgo.no-color --ginkgo.timeout=50m)
 case ${SUITE} in
   snapshot)

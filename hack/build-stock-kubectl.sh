@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Build kubectl from the tree's pristine base commit (upstream v1.37.1, none of our patches) into
+# _output/bin/stock/kubectl: the client nearly every user runs. The e2e tests run the user-visible
+# flows (kubectl rollout undo) with it, so they prove the feature works with clients nobody here
+# wrote.
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+[[ -d ${KUBE_TREE}/.git ]] || die "no tree at ${KUBE_TREE}: run make tree first"
+STOCK_TREE=${FORK_OUTPUT}/stock-kubernetes
+STOCK_KUBECTL=${FORK_BIN}/stock/kubectl
+base=$(git -C "${KUBE_TREE}" rev-parse "${BASE_TAG}^{commit}")
+
+# A worktree of the tree's repository at the base commit: nothing to download, nothing to apply.
+if ! git -C "${STOCK_TREE}" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "${KUBE_TREE}" worktree prune
+  git -C "${KUBE_TREE}" worktree add --detach "${STOCK_TREE}" "${base}" >/dev/null
+fi
+[[ $(git -C "${STOCK_TREE}" rev-parse HEAD) == "${base}" ]] || git -C "${STOCK_TREE}" checkout --quiet --detach "${base}"
+[[ -z $(git -C "${STOCK_TREE}" status --porcelain) ]] || die "${STOCK_TREE} has local changes; remove it and run again"
+
+if [[ -x ${STOCK_KUBECTL} && $(cat "${STOCK_KUBECTL}.base" 2>/dev/null) == "${base}" ]]; then
+  log "stock kubectl ${KUBE_VERSION} is up to date"
+  exit 0
+fi
+major=${KUBE_VERSION#v}; major=${major%%.*}
+minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
+ldflags=()
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=("-X '${pkg}.gitVersion=${KUBE_VERSION}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'"
+    "-X '${pkg}.gitTreeState=clean'")
+done
+log "building stock kubectl ${KUBE_VERSION} (unpatched)"
+mkdir -p "$(dirname "${STOCK_KUBECTL}")"
+(cd "${STOCK_TREE}" && go build -ldflags "${ldflags[*]}" -o "${STOCK_KUBECTL}" ./cmd/kubectl)
+echo "${base}" >"${STOCK_KUBECTL}.base"
