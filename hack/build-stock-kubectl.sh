@@ -14,10 +14,13 @@ base=$(git -C "${KUBE_TREE}" rev-parse "${BASE_TAG}^{commit}")
 # A worktree of the tree's repository at the base commit: nothing to download, nothing to apply.
 if ! git -C "${STOCK_TREE}" rev-parse --git-dir >/dev/null 2>&1; then
   git -C "${KUBE_TREE}" worktree prune
-  git -C "${KUBE_TREE}" worktree add --detach "${STOCK_TREE}" "${base}" >/dev/null
+  git -C "${KUBE_TREE}" worktree add --quiet --detach "${STOCK_TREE}" "${base}" >/dev/null
 fi
 [[ $(git -C "${STOCK_TREE}" rev-parse HEAD) == "${base}" ]] || git -C "${STOCK_TREE}" checkout --quiet --detach "${base}"
 [[ -z $(git -C "${STOCK_TREE}" status --porcelain) ]] || die "${STOCK_TREE} has local changes; remove it and run again"
+
+# --worktree-only: just the worktree (hack/update-stock-fixtures.sh builds in it).
+[[ ${1:-} != --worktree-only ]] || exit 0
 
 if [[ -x ${STOCK_KUBECTL} && $(cat "${STOCK_KUBECTL}.base" 2>/dev/null) == "${base}" ]]; then
   log "stock kubectl ${KUBE_VERSION} is up to date"
