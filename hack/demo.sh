@@ -91,5 +91,39 @@ done
 run "${KUBECTL[@]}" -n "${NS}" get configmaps
 [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] || fail "snapshots left behind"
 
+# agent_pods_mount SNAPSHOT: every running pod of the DaemonSet mounts SNAPSHOT.
+agent_pods_mount() {
+  for _ in $(seq 1 60); do
+    [[ $(k get pods -l app=agent --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u) == "$1" ]] && return 0
+    sleep 1
+  done
+  fail "the DaemonSet's pods do not all mount $1"
+}
+agent_snapshot() { k get cm -l "${SNAP_LABEL}" -o jsonpath="{range .items[?(@.data.level==\"$1\")]}{.metadata.name}{end}"; }
+
+say "A DaemonSet (a node agent) does the same, with ControllerRevisions"
+run sed -n '/volumes:/,$p' "${FORK_ROOT}/demo/agent.yaml"
+run "${KUBECTL[@]}" -n "${NS}" apply -f "${FORK_ROOT}/demo/agent.yaml"
+run "${KUBECTL[@]}" -n "${NS}" rollout status daemonset/agent --timeout=90s || fail "rollout did not complete"
+agent1=$(agent_snapshot info)
+[[ ${agent1} == agent-config-* ]] || fail "no snapshot of agent-config"
+agent_pods_mount "${agent1}"
+echo "Every agent pod mounts ${agent1}."
+run "${KUBECTL[@]}" -n "${NS}" patch configmap agent-config --type merge -p '{"data":{"level":"debug"}}'
+for _ in $(seq 1 60); do agent2=$(agent_snapshot debug); [[ -n ${agent2} ]] && break; sleep 1; done
+[[ -n ${agent2} ]] || fail "no snapshot of the new content"
+agent_pods_mount "${agent2}"
+run "${KUBECTL[@]}" -n "${NS}" rollout history daemonset/agent
+run "${KUBECTL[@]}" -n "${NS}" rollout undo daemonset/agent
+agent_pods_mount "${agent1}"
+echo "After kubectl rollout undo every agent pod mounts ${agent1} again."
+run "${KUBECTL[@]}" -n "${NS}" delete daemonset agent
+for _ in $(seq 1 60); do
+  [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] && break
+  sleep 1
+done
+[[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] || fail "snapshots left behind"
+echo "Deleted with the DaemonSet's ControllerRevisions: no snapshot left."
+
 "${KUBECTL[@]}" delete namespace "${NS}" --wait=false >/dev/null
-printf '\n\033[32mDemo complete: snapshot, automatic rollout, rollback, pinning and cleanup all happened.\033[0m\n'
+printf '\n\033[32mDemo complete: snapshot, automatic rollout, rollback, pinning and cleanup all happened, for a Deployment and a DaemonSet.\033[0m\n'

@@ -2,14 +2,15 @@
 # Regenerate api/openapi-spec (v2 and v3) and api/discovery in the tree from a real, patched
 # kube-apiserver and etcd, with the flags and jq filters of upstream's hack/update-openapi-spec.sh.
 # Upstream's script builds kube-apiserver with 'make' (a second, static build of the whole
-# apiserver); this one uses the binary from hack/build.sh and the etcd from hack/install-etcd.sh.
+# apiserver); this one builds kube-apiserver with hack/build.sh (incremental: the spec must come
+# from the tree as it is now, never from an older binary) and uses the etcd of hack/install-etcd.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 for tool in jq curl openssl; do
   command -v "${tool}" >/dev/null 2>&1 || die "${tool} is required to regenerate api/openapi-spec (see the README's prerequisites)"
 done
-[[ -x ${FORK_BIN}/kube-apiserver ]] || "${FORK_ROOT}/hack/build.sh" kube-apiserver
+"${FORK_ROOT}/hack/build.sh" kube-apiserver
 "${FORK_ROOT}/hack/install-etcd.sh"
 
 TMP_DIR=$(mktemp -d)
