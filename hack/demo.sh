@@ -30,15 +30,24 @@ wait_revision() {
   done
   fail "the Deployment did not reach revision ${want}"
 }
+# pods_mount SNAPSHOT [APP]: every running pod labelled app=APP (default web) mounts SNAPSHOT.
 pods_mount() {
-  local want=$1
+  local want=$1 app=${2:-web}
   for _ in $(seq 1 60); do
     local mounts
-    mounts=$(k get pods -l app=web --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u)
+    mounts=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u)
     [[ ${mounts} == "${want}" ]] && return 0
     sleep 1
   done
-  fail "the pods do not all mount ${want}: $(k get pods -l app=web -o jsonpath='{.items[*].spec.volumes[0].configMap.name}')"
+  fail "the pods do not all mount ${want}: $(k get pods -l "app=${app}" -o jsonpath='{.items[*].spec.volumes[0].configMap.name}')"
+}
+# wait_no_snapshots: wait until the garbage collector has deleted every snapshot.
+wait_no_snapshots() {
+  for _ in $(seq 1 60); do
+    [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] && return 0
+    sleep 1
+  done
+  fail "snapshots left behind"
 }
 
 "${KUBECTL[@]}" delete namespace "${NS}" --ignore-not-found --wait=true >/dev/null
@@ -84,21 +93,9 @@ echo "Still at revision 3. (kubectl apply -f demo/web.yaml would resume tracking
 
 say "Delete the Deployment: its snapshots go with its ReplicaSets"
 run "${KUBECTL[@]}" -n "${NS}" delete deployment web
-for _ in $(seq 1 60); do
-  [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] && break
-  sleep 1
-done
+wait_no_snapshots
 run "${KUBECTL[@]}" -n "${NS}" get configmaps
-[[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] || fail "snapshots left behind"
 
-# agent_pods_mount SNAPSHOT: every running pod of the DaemonSet mounts SNAPSHOT.
-agent_pods_mount() {
-  for _ in $(seq 1 60); do
-    [[ $(k get pods -l app=agent --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u) == "$1" ]] && return 0
-    sleep 1
-  done
-  fail "the DaemonSet's pods do not all mount $1"
-}
 agent_snapshot() { k get cm -l "${SNAP_LABEL}" -o jsonpath="{range .items[?(@.data.level==\"$1\")]}{.metadata.name}{end}"; }
 
 say "A DaemonSet (a node agent) does the same, with ControllerRevisions"
@@ -107,22 +104,18 @@ run "${KUBECTL[@]}" -n "${NS}" apply -f "${FORK_ROOT}/demo/agent.yaml"
 run "${KUBECTL[@]}" -n "${NS}" rollout status daemonset/agent --timeout=90s || fail "rollout did not complete"
 agent1=$(agent_snapshot info)
 [[ ${agent1} == agent-config-* ]] || fail "no snapshot of agent-config"
-agent_pods_mount "${agent1}"
+pods_mount "${agent1}" agent
 echo "Every agent pod mounts ${agent1}."
 run "${KUBECTL[@]}" -n "${NS}" patch configmap agent-config --type merge -p '{"data":{"level":"debug"}}'
 for _ in $(seq 1 60); do agent2=$(agent_snapshot debug); [[ -n ${agent2} ]] && break; sleep 1; done
 [[ -n ${agent2} ]] || fail "no snapshot of the new content"
-agent_pods_mount "${agent2}"
+pods_mount "${agent2}" agent
 run "${KUBECTL[@]}" -n "${NS}" rollout history daemonset/agent
 run "${KUBECTL[@]}" -n "${NS}" rollout undo daemonset/agent
-agent_pods_mount "${agent1}"
+pods_mount "${agent1}" agent
 echo "After kubectl rollout undo every agent pod mounts ${agent1} again."
 run "${KUBECTL[@]}" -n "${NS}" delete daemonset agent
-for _ in $(seq 1 60); do
-  [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] && break
-  sleep 1
-done
-[[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] || fail "snapshots left behind"
+wait_no_snapshots
 echo "Deleted with the DaemonSet's ControllerRevisions: no snapshot left."
 
 "${KUBECTL[@]}" delete namespace "${NS}" --wait=false >/dev/null
