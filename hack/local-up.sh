@@ -9,17 +9,43 @@
 #
 # The gate WorkloadConfigSnapshot is on in every component, and the controllers run with their
 # own service-account credentials, so the RBAC roles of the series are what they get.
+#
+# NODES=real (as root): instead of fake nodes, one real node, the patched kubelet with
+# containerd, runc and the CNI bridge plugin from Debian's packages (hack/install-node.sh,
+# hack/node-up.sh), so pods run and read their files. NODES=real+N adds N fake nodes beside it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 LOCAL=${LOCAL_DIR}
 CLUSTER=${LOCAL_CLUSTER}
 NODES=${NODES:-3}
+REAL_NODE=
+case ${NODES} in
+  real) REAL_NODE=1 FAKE_NODES=0 ;;
+  real+*) REAL_NODE=1 FAKE_NODES=${NODES#real+} ;;
+  *) FAKE_NODES=${NODES} ;;
+esac
+[[ ${FAKE_NODES} =~ ^[0-9]+$ ]] || die "NODES must be a number, real or real+N (got ${NODES})"
 export KWOK_WORKDIR=${LOCAL}/kwok
 KUBECONFIG_PATH=${LOCAL_KUBECONFIG}
 
 "${FORK_ROOT}/hack/install-kwok.sh"
 "${FORK_ROOT}/hack/install-etcd.sh"
+extra_args=()
+if [[ -n ${REAL_NODE} ]]; then
+  [[ ${EUID} -eq 0 ]] || die "NODES=real needs root (containerd, mounts, cgroups, network): run 'sudo make up NODES=real'"
+  "${FORK_ROOT}/hack/install-node.sh"
+  "${FORK_ROOT}/hack/build.sh" kubelet
+  "${FORK_ROOT}/hack/node-images.sh" build-if-missing
+  source "${FORK_ROOT}/hack/lib/node.sh"
+  build_crireset
+  # The apiserver reaches the kubelet at its InternalIP, with the admin client certificate
+  # (the kubelet authorizes it with a SubjectAccessReview).
+  pki=${KWOK_WORKDIR}/clusters/${CLUSTER}/pki
+  extra_args=(--extra-args "kube-apiserver=kubelet-client-certificate=${pki}/admin.crt"
+    --extra-args "kube-apiserver=kubelet-client-key=${pki}/admin.key"
+    --extra-args "kube-apiserver=kubelet-preferred-address-types=InternalIP")
+fi
 KWOKCTL=${FORK_BIN}/kwokctl
 
 if "${KWOKCTL}" get clusters 2>/dev/null | grep -qx "${CLUSTER}"; then
@@ -41,15 +67,23 @@ log "starting cluster '${CLUSTER}' ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || e
   --kube-authorization \
   --kube-feature-gates "WorkloadConfigSnapshot=true" \
   --extra-args "kube-controller-manager=use-service-account-credentials=true" \
+  "${extra_args[@]}" \
   --kubeconfig "${KUBECONFIG_PATH}" \
   --wait 2m
-"${KWOKCTL}" --name "${CLUSTER}" scale node --replicas "${NODES}"
 ln -sfn "${KWOK_WORKDIR}/clusters/${CLUSTER}/logs" "${LOCAL}/logs"
+if ((FAKE_NODES > 0)); then
+  "${KWOKCTL}" --name "${CLUSTER}" scale node --replicas "${FAKE_NODES}"
+fi
+if [[ -n ${REAL_NODE} ]]; then
+  "${FORK_ROOT}/hack/node-up.sh"
+fi
 "${FORK_BIN}/kubectl" --kubeconfig "${KUBECONFIG_PATH}" wait --for=condition=Ready node --all --timeout=60s >/dev/null
+nodes="${FAKE_NODES} fake nodes"
+[[ -z ${REAL_NODE} ]] || nodes="the real node ${NODE_NAME} (kubelet + containerd) and ${nodes}"
 
 cat <<MSG
 
-The local cluster '${CLUSTER}' is ready: ${NODES} fake nodes, WorkloadConfigSnapshot on.
+The local cluster '${CLUSTER}' is ready: ${nodes}, WorkloadConfigSnapshot on.
 
   export KUBECONFIG=${KUBECONFIG_PATH}
   export PATH=${FORK_BIN}:\$PATH      # the patched kubectl

@@ -1,0 +1,117 @@
+# Shared settings of the real node (hack/node-up.sh, hack/node-down.sh). Source it after common.sh.
+# shellcheck shell=bash
+
+NODE_DIR=${LOCAL_DIR}/node
+NODE_NAME=${NODE_NAME:-${LOCAL_CLUSTER}-node}
+# The node IP sits on a dummy interface of this host, so the apiserver's connections to the
+# kubelet (exec, logs, port-forward) never leave it; pods get addresses from POD_SUBNET on a
+# bridge whose gateway is the host.
+NODE_IF=${NODE_IF:-csnap-node0}
+NODE_IP=${NODE_IP:-10.213.255.1}
+POD_BRIDGE=${POD_BRIDGE:-csnap-br0}
+POD_SUBNET=${POD_SUBNET:-10.213.0.0/24}
+KUBELET_PORT=${KUBELET_PORT:-10250}
+KUBELET_HEALTHZ_PORT=${KUBELET_HEALTHZ_PORT:-10248}
+CNI_BIN_DIR=${CNI_BIN_DIR:-/usr/lib/cni}
+CONTAINERD_ADDRESS=${NODE_DIR}/containerd/containerd.sock
+CLUSTER_PKI=${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pki
+HOST_STATE=${NODE_DIR}/host-state
+# The sysctls that the kubelet and the CNI bridge plugin set.
+NODE_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)
+
+kubectl_local() { "${FORK_BIN}/kubectl" --kubeconfig "${LOCAL_KUBECONFIG}" "$@"; }
+
+# wait_for SECONDS WHAT COMMAND...: run COMMAND every second until it succeeds.
+wait_for() {
+  local seconds=$1 what=$2 i
+  shift 2
+  for ((i = 0; i < seconds; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  die "timed out after ${seconds}s waiting for ${what}"
+}
+
+# kube_chains: "TOOL TABLE CHAIN" for every KUBE-* chain in the host's iptables and ip6tables.
+kube_chains() {
+  local tool table
+  for tool in iptables ip6tables; do
+    command -v "${tool}" >/dev/null || continue
+    for table in filter nat mangle; do
+      "${tool}" -w -t "${table}" -S 2>/dev/null | awk -v p="${tool} ${table}" '$1 == "-N" && $2 ~ /^KUBE-/ {print p, $2}'
+    done
+  done
+}
+
+# kubepods_cgroups: the pods' cgroup roots in every hierarchy (cgroup v1) or the unified one.
+kubepods_cgroups() {
+  local dir
+  for dir in /sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods; do
+    [[ -d ${dir} ]] && echo "${dir}"
+  done
+  return 0
+}
+
+# record_host_state: what the node is about to change on the host, as it is before.
+record_host_state() {
+  local name
+  {
+    for name in "${NODE_SYSCTLS[@]}"; do echo "sysctl ${name} $(sysctl -n "${name}")"; done
+    kube_chains | sed 's/^/chain /'
+    kubepods_cgroups | sed 's/^/cgroup /'
+    ip netns list 2>/dev/null | awk '{print "netns", $1}'
+    [[ -d /var/log/containers ]] && echo "dir /var/log/containers"
+  } >"${HOST_STATE}"
+}
+
+# restore_host_state: put back what record_host_state saw, removing what the node added. Every
+# step is best effort and says what it could not undo.
+restore_host_state() {
+  [[ -f ${HOST_STATE} ]] || return 0
+  local kind name value tool table chain rule dir ns
+  while read -r kind name value; do
+    [[ ${kind} == sysctl ]] || continue
+    [[ $(sysctl -n "${name}") == "${value}" ]] || sysctl -q -w "${name}=${value}" || log "could not restore ${name}=${value}"
+  done <"${HOST_STATE}"
+
+  kube_chains | while read -r tool table chain; do
+    grep -qxF "chain ${tool} ${table} ${chain}" "${HOST_STATE}" && continue
+    # First the rules that jump to the chain, then the chain.
+    "${tool}" -w -t "${table}" -S | grep -E -- "-j ${chain}( |$)" | sed 's/^-A /-D /' | while read -r rule; do
+      eval "${tool} -w -t ${table} ${rule}" || log "could not delete ${tool} -t ${table} ${rule}"
+    done
+  done
+  kube_chains | while read -r tool table chain; do
+    grep -qxF "chain ${tool} ${table} ${chain}" "${HOST_STATE}" && continue
+    "${tool}" -w -t "${table}" -F "${chain}" && "${tool}" -w -t "${table}" -X "${chain}" ||
+      log "could not delete chain ${chain} of ${tool} -t ${table}"
+  done
+
+  kubepods_cgroups | while read -r dir; do
+    grep -qxF "cgroup ${dir}" "${HOST_STATE}" && continue
+    find "${dir}" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [[ ! -d ${dir} ]] || log "could not remove cgroup ${dir} (processes left in it?)"
+  done
+
+  ip netns list 2>/dev/null | awk '{print $1}' | while read -r ns; do
+    [[ ${ns} == cni-* ]] && ! grep -qxF "netns ${ns}" "${HOST_STATE}" || continue
+    ip netns delete "${ns}" || log "could not delete network namespace ${ns}"
+  done
+  for dir in "${POD_BRIDGE}" "${NODE_IF}"; do
+    if ip link show "${dir}" >/dev/null 2>&1; then ip link delete "${dir}"; fi
+  done
+
+  if [[ -d /var/log/containers ]]; then
+    find /var/log/containers -maxdepth 1 -type l -lname "${NODE_DIR}/*" -delete
+    grep -qxF "dir /var/log/containers" "${HOST_STATE}" || rmdir /var/log/containers 2>/dev/null || true
+  fi
+}
+
+# build_crireset: hack/node/crireset.go, built in the tree (it uses the tree's k8s.io/cri-client)
+# in test/e2e_fork, which git ignores there (see hack/test-e2e.sh).
+build_crireset() {
+  mkdir -p "${KUBE_TREE}/test/e2e_fork/crireset"
+  cp "${FORK_ROOT}/hack/node/crireset.go" "${KUBE_TREE}/test/e2e_fork/crireset/main.go"
+  grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+  (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/crireset" ./test/e2e_fork/crireset)
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The container images of the real node (make up NODES=real), built from local sources: no
+# registry is reachable from machines of this kind, so nothing is pulled.
+#
+#   hack/node-images.sh                    build the image archives into _output/images
+#   hack/node-images.sh build-if-missing   the same, unless they are there
+#   hack/node-images.sh import             import them into the node's containerd (CONTAINERD_ADDRESS)
+#
+# Each image is a docker-archive tarball of one layer, tagged with the names that upstream's e2e
+# framework (test/utils/image/manifest.go) and the kubelet use, so pods find them already present
+# (pull policy IfNotPresent) and nothing tries a registry:
+#   agnhost      agnhost built from the tree's test/images/agnhost, with porter's localhost.crt/key
+#                as in its Dockerfile; also tagged as the previous agnhost (AgnhostPrev)
+#   pause        the same agnhost binary running "agnhost pause" (the sandbox image)
+#   busybox      Debian's static busybox with its applets
+#   nginx, nginx-new, nautilus, kitten
+#                stand-ins: busybox's httpd serving an index.html on port 80 from
+#                /usr/share/nginx/html, which is what the tests use these images for
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+IMAGES=${FORK_OUTPUT}/images
+ARCH=$(go env GOARCH)
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+image_ref() { # image_ref NAME: the reference upstream's e2e framework uses for an image
+  local name=$1 version
+  case ${name} in
+    pause) version=$(sed -n 's/.*configs\[Pause\] = Config{list.GcRegistry, "pause", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go") ;;
+    *) version=$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"[^\"]*\", \"\(.*\)\"}/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go") ;;
+  esac
+  [[ -n ${version} ]] || die "no image ${name} in test/utils/image/manifest.go"
+  case ${name} in
+    pause) echo "registry.k8s.io/pause:${version}" ;;
+    *) echo "registry.k8s.io/e2e-test-images/$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"\([^\"]*\)\".*/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go"):${version}" ;;
+  esac
+}
+
+# write_image ROOTFS OUT CONFIG TAG...: a docker-archive of one layer holding ROOTFS. CONFIG is
+# the JSON members of the image's runtime config besides Env (Entrypoint, Cmd, ...). The layer
+# is reproducible (sorted, no owners, no times), so images built from the same rootfs share it.
+write_image() {
+  local rootfs=$1 out=$2 config=$3 work layer config_id tags
+  shift 3
+  work=$(mktemp -d)
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${rootfs}" -cf "${work}/layer.tar" .
+  layer=$(sha256sum "${work}/layer.tar" | cut -d' ' -f1)
+  mv "${work}/layer.tar" "${work}/${layer}.tar"
+  printf '{"architecture":"%s","os":"linux","config":{"Env":["%s"],%s},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    "${ARCH}" "${PATH_ENV}" "${config}" "${layer}" >"${work}/config.json"
+  config_id=$(sha256sum "${work}/config.json" | cut -d' ' -f1)
+  mv "${work}/config.json" "${work}/${config_id}.json"
+  tags=$(printf '"%s",' "$@")
+  printf '[{"Config":"%s.json","RepoTags":[%s],"Layers":["%s.tar"]}]' "${config_id}" "${tags%,}" "${layer}" >"${work}/manifest.json"
+  tar -C "${work}" -cf "${out}.tmp" manifest.json "${config_id}.json" "${layer}.tar"
+  mv "${out}.tmp" "${out}"
+  rm -rf "${work}"
+}
+
+# base_rootfs DIR: busybox and its applets, users and groups as upstream's images have them.
+base_rootfs() {
+  local dir=$1 applet
+  mkdir -p "${dir}"/{bin,sbin,usr/bin,usr/sbin,etc,root,proc,sys,dev,var/tmp}
+  install -d -m 1777 "${dir}/tmp"
+  cp "${BUSYBOX}" "${dir}/bin/busybox"
+  for applet in $("${BUSYBOX}" --list-full); do
+    [[ -e ${dir}/${applet} ]] || ln -s /bin/busybox "${dir}/${applet}"
+  done
+  printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+    'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >"${dir}/etc/passwd"
+  printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'user-defined-in-image:x:1000:' \
+    'group-defined-in-image:x:50000:user-defined-in-image' >"${dir}/etc/group"
+}
+
+build() {
+  [[ -x ${BUSYBOX} ]] && "${BUSYBOX}" --list | grep -qx httpd ||
+    die "no static busybox with httpd at ${BUSYBOX}: run hack/install-node.sh (Debian package busybox-static)"
+  mkdir -p "${IMAGES}"
+  local work
+  work=$(mktemp -d)
+  # shellcheck disable=SC2064 # expand now
+  trap "rm -rf '${work}'" RETURN
+
+  log "building agnhost from the tree (test/images/agnhost)"
+  (cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${IMAGES}/agnhost" ./test/images/agnhost)
+
+  base_rootfs "${work}/busybox"
+  write_image "${work}/busybox" "${IMAGES}/busybox.tar" '"Cmd":["sh"]' "$(image_ref BusyBox)"
+
+  cp -a "${work}/busybox" "${work}/agnhost"
+  cp "${IMAGES}/agnhost" "${work}/agnhost/agnhost"
+  ln -s agnhost "${work}/agnhost/agnhost-2"
+  cp "${KUBE_TREE}"/test/images/agnhost/porter/localhost.{crt,key} "${work}/agnhost/"
+  mkdir -p "${work}/agnhost/uploads"
+  write_image "${work}/agnhost" "${IMAGES}/agnhost.tar" '"Entrypoint":["/agnhost"],"Cmd":["pause"]' \
+    "$(image_ref Agnhost)" "$(image_ref AgnhostPrev)"
+  write_image "${work}/agnhost" "${IMAGES}/pause.tar" '"Entrypoint":["/agnhost","pause"]' "$(image_ref pause)"
+
+  cp -a "${work}/busybox" "${work}/web"
+  mkdir -p "${work}/web/usr/share/nginx/html"
+  echo '<html><body>It works.</body></html>' >"${work}/web/usr/share/nginx/html/index.html"
+  write_image "${work}/web" "${IMAGES}/web.tar" '"Entrypoint":["httpd","-f","-p","80","-h","/usr/share/nginx/html"],"ExposedPorts":{"80/tcp":{}}' \
+    "$(image_ref Nginx)" "$(image_ref NginxNew)" "$(image_ref Nautilus)" "$(image_ref Kitten)"
+  log "images in ${IMAGES#"${FORK_ROOT}"/}: $(cd "${IMAGES}" && echo ./*.tar)"
+}
+
+import() {
+  local address=${CONTAINERD_ADDRESS:?} image
+  for image in busybox agnhost pause web; do
+    ctr --address "${address}" --namespace k8s.io images import --platform "linux/${ARCH}" "${IMAGES}/${image}.tar" >/dev/null
+  done
+  ctr --address "${address}" --namespace k8s.io images ls -q | grep -v '^sha256:' >&2
+}
+
+case ${1:-build} in
+  build) build ;;
+  build-if-missing) [[ -f ${IMAGES}/web.tar && -f ${IMAGES}/pause.tar ]] || build ;;
+  import) import ;;
+  *) die "usage: $0 [build|build-if-missing|import]" ;;
+esac
