@@ -52,7 +52,7 @@ log "stopping containerd"
 stop_pid containerd
 
 # Innermost first. findmnt prints one mount per line; paths with spaces are escaped (\x20).
-findmnt -rn -o TARGET | grep -F "${NODE_DIR}/" | sort -r | while read -r target; do
+{ findmnt -rn -o TARGET | grep -F "${NODE_DIR}/" || true; } | sort -r | while read -r target; do
   target=$(printf '%b' "${target}")
   umount "${target}" 2>/dev/null || umount -l "${target}" || log "could not unmount ${target}"
 done

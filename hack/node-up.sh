@@ -7,8 +7,8 @@
 # root dir and pod logs, the CNI configuration and IP allocations, the credentials, the logs and
 # the pid files. What cannot live there is recorded in host-state before it changes, so that
 # hack/node-down.sh puts it back:
-#   - a dummy interface holding the node IP (the apiserver reaches the kubelet there, on this
-#     host), and the CNI bridge with the pod range (the host reaches pod IPs through it);
+#   - the CNI bridge: the host reaches the pods through it, and its address, the pods' gateway,
+#     is the node IP (the apiserver reaches the kubelet there, on this host);
 #   - the sysctls that the kubelet (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops)
 #     and the bridge plugin (net.ipv4.ip_forward) set;
 #   - the iptables chains that the kubelet adds (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...);
@@ -35,10 +35,11 @@ ln -sfn "${NODE_DIR}/logs" "${LOCAL_DIR}/node-logs"
 
 record_host_state
 
-log "node network: ${NODE_IF} ${NODE_IP}, pods ${POD_SUBNET} on ${POD_BRIDGE}"
-ip link add "${NODE_IF}" type dummy
-ip addr add "${NODE_IP}/32" dev "${NODE_IF}"
-ip link set "${NODE_IF}" up
+log "node network: node IP ${NODE_IP}, pods ${POD_SUBNET} on bridge ${POD_BRIDGE}"
+! ip link show "${POD_BRIDGE}" >/dev/null 2>&1 || die "the interface ${POD_BRIDGE} exists already (POD_BRIDGE chooses another)"
+ip link add "${POD_BRIDGE}" type bridge
+ip addr add "${NODE_IP}/${POD_SUBNET#*/}" dev "${POD_BRIDGE}"
+ip link set "${POD_BRIDGE}" up
 cat >"${NODE_DIR}/cni/10-configsnapshot.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -51,7 +52,7 @@ cat >"${NODE_DIR}/cni/10-configsnapshot.conflist" <<EOF
     "hairpinMode": true,
     "ipam": {
       "type": "host-local",
-      "ranges": [[{"subnet": "${POD_SUBNET}"}]],
+      "ranges": [[{"subnet": "${POD_SUBNET}", "gateway": "${NODE_IP}"}]],
       "dataDir": "${NODE_DIR}/cni-ipam"
     }
   }]
@@ -90,14 +91,28 @@ log "kubelet credentials for system:node:${NODE_NAME}"
 openssl req -new -newkey rsa:2048 -nodes -keyout "${NODE_DIR}/kubelet.key" -subj "/O=system:nodes/CN=system:node:${NODE_NAME}" \
   -out "${NODE_DIR}/kubelet.csr" 2>/dev/null
 openssl x509 -req -in "${NODE_DIR}/kubelet.csr" -CA "${CLUSTER_PKI}/ca.crt" -CAkey "${CLUSTER_PKI}/ca.key" -CAcreateserial \
-  -days 30 -out "${NODE_DIR}/kubelet.crt" 2>/dev/null
+  -CAserial "${NODE_DIR}/kubelet.srl" -days 30 -out "${NODE_DIR}/kubelet.crt" 2>/dev/null
 server=$(kubectl_local config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-KUBECONFIG=${NODE_DIR}/kubelet.kubeconfig kubectl_local config set-cluster local --server="${server}" \
-  --certificate-authority="${CLUSTER_PKI}/ca.crt" --embed-certs >/dev/null
-KUBECONFIG=${NODE_DIR}/kubelet.kubeconfig kubectl_local config set-credentials kubelet \
-  --client-certificate="${NODE_DIR}/kubelet.crt" --client-key="${NODE_DIR}/kubelet.key" --embed-certs >/dev/null
-KUBECONFIG=${NODE_DIR}/kubelet.kubeconfig kubectl_local config set-context local --cluster=local --user=kubelet >/dev/null
-KUBECONFIG=${NODE_DIR}/kubelet.kubeconfig kubectl_local config use-context local >/dev/null
+cat >"${NODE_DIR}/kubelet.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: ${server}
+    certificate-authority: ${CLUSTER_PKI}/ca.crt
+users:
+- name: kubelet
+  user:
+    client-certificate: ${NODE_DIR}/kubelet.crt
+    client-key: ${NODE_DIR}/kubelet.key
+contexts:
+- name: local
+  context:
+    cluster: local
+    user: kubelet
+current-context: local
+EOF
 
 cat >"${NODE_DIR}/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -136,7 +151,11 @@ log "starting the kubelet ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || echo unkno
   --hostname-override="${NODE_NAME}" --node-ip="${NODE_IP}" \
   --feature-gates=WorkloadConfigSnapshot=true --v=2 >"${NODE_DIR}/logs/kubelet.log" 2>&1 &
 echo $! >"${NODE_DIR}/kubelet.pid"
-wait_for 60 "node ${NODE_NAME} to register" kubectl_local get node "${NODE_NAME}"
+kubelet_registered() {
+  kill -0 "$(cat "${NODE_DIR}/kubelet.pid")" || die "the kubelet exited; see ${NODE_DIR}/logs/kubelet.log"
+  kubectl_local get node "${NODE_NAME}"
+}
+wait_for 60 "node ${NODE_NAME} to register" kubelet_registered
 kubectl_local wait --for=condition=Ready node "${NODE_NAME}" --timeout=120s >/dev/null ||
   die "node ${NODE_NAME} is not Ready; see ${NODE_DIR}/logs/kubelet.log"
 log "node ${NODE_NAME} is Ready"

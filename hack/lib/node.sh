@@ -3,13 +3,13 @@
 
 NODE_DIR=${LOCAL_DIR}/node
 NODE_NAME=${NODE_NAME:-${LOCAL_CLUSTER}-node}
-# The node IP sits on a dummy interface of this host, so the apiserver's connections to the
-# kubelet (exec, logs, port-forward) never leave it; pods get addresses from POD_SUBNET on a
-# bridge whose gateway is the host.
-NODE_IF=${NODE_IF:-csnap-node0}
-NODE_IP=${NODE_IP:-10.213.255.1}
+# Pods get addresses from POD_SUBNET on a bridge of this host; the host is their gateway, and
+# the gateway address is also the node IP, so the apiserver's connections to the kubelet (exec,
+# logs, port-forward) and the host's to pods never leave this machine. (The kernels of these
+# machines have no dummy interfaces.)
 POD_BRIDGE=${POD_BRIDGE:-csnap-br0}
 POD_SUBNET=${POD_SUBNET:-10.213.0.0/24}
+NODE_IP=${NODE_IP:-10.213.0.1}
 KUBELET_PORT=${KUBELET_PORT:-10250}
 KUBELET_HEALTHZ_PORT=${KUBELET_HEALTHZ_PORT:-10248}
 CNI_BIN_DIR=${CNI_BIN_DIR:-/usr/lib/cni}
@@ -60,7 +60,7 @@ record_host_state() {
     kube_chains | sed 's/^/chain /'
     kubepods_cgroups | sed 's/^/cgroup /'
     ip netns list 2>/dev/null | awk '{print "netns", $1}'
-    [[ -d /var/log/containers ]] && echo "dir /var/log/containers"
+    if [[ -d /var/log/containers ]]; then echo "dir /var/log/containers"; fi
   } >"${HOST_STATE}"
 }
 
@@ -77,7 +77,7 @@ restore_host_state() {
   kube_chains | while read -r tool table chain; do
     grep -qxF "chain ${tool} ${table} ${chain}" "${HOST_STATE}" && continue
     # First the rules that jump to the chain, then the chain.
-    "${tool}" -w -t "${table}" -S | grep -E -- "-j ${chain}( |$)" | sed 's/^-A /-D /' | while read -r rule; do
+    { "${tool}" -w -t "${table}" -S | grep -E -- "-j ${chain}( |$)" || true; } | sed 's/^-A /-D /' | while read -r rule; do
       eval "${tool} -w -t ${table} ${rule}" || log "could not delete ${tool} -t ${table} ${rule}"
     done
   done
@@ -97,9 +97,7 @@ restore_host_state() {
     [[ ${ns} == cni-* ]] && ! grep -qxF "netns ${ns}" "${HOST_STATE}" || continue
     ip netns delete "${ns}" || log "could not delete network namespace ${ns}"
   done
-  for dir in "${POD_BRIDGE}" "${NODE_IF}"; do
-    if ip link show "${dir}" >/dev/null 2>&1; then ip link delete "${dir}"; fi
-  done
+  if ip link show "${POD_BRIDGE}" >/dev/null 2>&1; then ip link delete "${POD_BRIDGE}"; fi
 
   if [[ -d /var/log/containers ]]; then
     find /var/log/containers -maxdepth 1 -type l -lname "${NODE_DIR}/*" -delete
