@@ -4,10 +4,13 @@
 #   hack/test-e2e.sh            the ConfigSnapshot tests ([sig-apps] ConfigSnapshot)
 #   hack/test-e2e.sh upstream   upstream's [sig-apps] Deployment, ReplicaSet, DaemonSet,
 #                               StatefulSet and ControllerRevision tests, minus the explicit skip
-#                               list in hack/e2e/upstream-skips.txt (tests that need a container
-#                               runtime, exec or networking, which fake nodes do not have)
+#                               lists in hack/e2e (E2E_FOCUS chooses other upstream tests)
 #
-# Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards.
+# Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards:
+# with a real node (NODES=real) when this runs as root on a Debian system, else with fake nodes
+# (E2E_NODES sets the NODES of that cluster). On a cluster without a real node the tests that
+# exec into pods are skipped: "pods reading the files" of ConfigSnapshot, and the upstream tests
+# listed in hack/e2e/upstream-skips-fake-nodes.txt.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -29,10 +32,17 @@ log "building the e2e binary (SIG Apps tests)"
 
 started=
 if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
+  nodes=${E2E_NODES:-}
+  if [[ -z ${nodes} ]]; then
+    nodes=3
+    if [[ ${EUID} -eq 0 ]] && command -v dpkg-query >/dev/null; then nodes=real; fi
+  fi
   "${FORK_ROOT}/hack/build.sh"
-  "${FORK_ROOT}/hack/local-up.sh"
+  NODES=${nodes} "${FORK_ROOT}/hack/local-up.sh"
   started=1
 fi
+real_node=
+if [[ -f ${LOCAL_DIR}/node/kubelet.pid ]]; then real_node=1; fi
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
 trap cleanup EXIT
@@ -43,11 +53,17 @@ case ${SUITE} in
   snapshot)
     focus='\[sig-apps\] ConfigSnapshot'
     skip='^$'
+    if [[ -z ${real_node} ]]; then
+      log "no real node in this cluster: skipping the tests that read files in pods (they run with 'make up NODES=real')"
+      skip='ConfigSnapshot .*pods reading the files'
+    fi
     ;;
   upstream)
     focus=${E2E_FOCUS:-'\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)'}
-    # One regular expression per line of the skip list, comments and blank lines ignored.
-    skip=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "${FORK_ROOT}/hack/e2e/upstream-skips.txt" | paste -sd'|')
+    # One regular expression per line of the skip lists, comments and blank lines ignored.
+    lists=("${FORK_ROOT}/hack/e2e/upstream-skips.txt")
+    [[ -n ${real_node} ]] || lists+=("${FORK_ROOT}/hack/e2e/upstream-skips-fake-nodes.txt")
+    skip=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "${lists[@]}" | paste -sd'|')
     # Also skipped, as in upstream's default jobs: tests of alpha features, whose gates are off in
     # this cluster (only WorkloadConfigSnapshot is on).
     # [Serial] tests run too (this runner is serial; the DaemonSet and ControllerRevision tests are
