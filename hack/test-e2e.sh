@@ -3,8 +3,9 @@
 #
 #   hack/test-e2e.sh            the ConfigSnapshot tests ([sig-apps] ConfigSnapshot)
 #   hack/test-e2e.sh upstream   upstream's [sig-apps] Deployment, ReplicaSet, DaemonSet,
-#                               StatefulSet and ControllerRevision tests, minus the explicit skip
-#                               lists in hack/e2e (E2E_FOCUS chooses other upstream tests)
+#                               StatefulSet and ControllerRevision tests, [sig-cli] Kubectl
+#                               rollout and [sig-api-machinery] Garbage collector, minus the
+#                               explicit skip lists in hack/e2e (E2E_FOCUS chooses others)
 #
 # Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards:
 # with a real node (NODES=real) when this runs as root on a Debian system, else with fake nodes
@@ -24,7 +25,7 @@ export KUBECONFIG=${LOCAL_KUBECONFIG}
 mkdir -p "${KUBE_TREE}/test/e2e_fork"
 cp "${FORK_ROOT}/hack/e2e/e2e_test.go" "${KUBE_TREE}/test/e2e_fork/e2e_test.go"
 grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
-log "building the e2e binary (SIG Apps tests)"
+log "building the e2e binary (SIG Apps, kubectl and API machinery tests)"
 (cd "${KUBE_TREE}" && go test -c -o "${E2E}" ./test/e2e_fork)
 
 # The user-visible flows run with an unpatched kubectl (see hack/build-stock-kubectl.sh).
@@ -59,7 +60,7 @@ case ${SUITE} in
     fi
     ;;
   upstream)
-    focus=${E2E_FOCUS:-'\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)'}
+    focus=${E2E_FOCUS:-'\[sig-apps\] (Deployment|ReplicaSet|Daemon set|DaemonSet|StatefulSet|ControllerRevision)|\[sig-cli\] Kubectl rollout|\[sig-api-machinery\] Garbage collector'}
     # One regular expression per line of the skip lists, comments and blank lines ignored.
     lists=("${FORK_ROOT}/hack/e2e/upstream-skips.txt")
     [[ -n ${real_node} ]] || lists+=("${FORK_ROOT}/hack/e2e/upstream-skips-fake-nodes.txt")

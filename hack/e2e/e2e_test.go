@@ -14,11 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package e2efork is a test main for upstream's e2e framework that links only the SIG Apps tests
-// (test/e2e/apps, where the ConfigSnapshot tests live), with the flag handling of
-// test/e2e/e2e_test.go. Linking all of test/e2e takes several times longer on a small machine,
-// for tests that a cluster with fake nodes cannot run anyway. hack/test-e2e.sh places this file
-// in the materialized tree (git-excluded there) and builds it.
+// Package e2efork is a test main for upstream's e2e framework that links only the tests this
+// fork runs: SIG Apps (test/e2e/apps, where the ConfigSnapshot tests live), kubectl (kubectl
+// rollout) and API machinery (the garbage collector), with the flag handling of
+// test/e2e/e2e_test.go. Linking all of test/e2e takes several times longer on a small machine.
+// hack/test-e2e.sh places this file in the materialized tree (git-excluded there) and builds it.
 package e2efork
 
 import (
@@ -36,8 +36,10 @@ import (
 	e2etestingmanifests "k8s.io/kubernetes/test/e2e/testing-manifests"
 	testfixtures "k8s.io/kubernetes/test/fixtures"
 
+	_ "k8s.io/kubernetes/test/e2e/apimachinery"
 	_ "k8s.io/kubernetes/test/e2e/apps"
 	_ "k8s.io/kubernetes/test/e2e/feature"
+	_ "k8s.io/kubernetes/test/e2e/kubectl"
 
 	_ "k8s.io/kubernetes/test/e2e/framework/debug/init"
 	_ "k8s.io/kubernetes/test/e2e/framework/metrics/init"
