@@ -69,7 +69,7 @@ case ${SUITE} in
     # this cluster (only WorkloadConfigSnapshot is on).
     # [Serial] tests run too (this runner is serial; the DaemonSet and ControllerRevision tests are
     # all [Serial]).
-    skip="\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:OffByDefault\]|${skip}"
+    skip="\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:OffByDefault\]${skip:+|${skip}}"
     ;;
   *) die "unknown suite ${SUITE} (snapshot or upstream)" ;;
 esac
