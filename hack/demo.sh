@@ -31,15 +31,27 @@ wait_revision() {
   fail "the Deployment did not reach revision ${want}"
 }
 # pods_mount SNAPSHOT [APP]: every running pod labelled app=APP (default web) mounts SNAPSHOT.
+# On a real node (make up NODES=real) a pod also reads the snapshot's content from its file.
 pods_mount() {
-  local want=$1 app=${2:-web}
+  local want=$1 app=${2:-web} mounted=
   for _ in $(seq 1 60); do
     local mounts
     mounts=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u)
-    [[ ${mounts} == "${want}" ]] && return 0
+    if [[ ${mounts} == "${want}" ]]; then mounted=1; break; fi
     sleep 1
   done
-  fail "the pods do not all mount ${want}: $(k get pods -l "app=${app}" -o jsonpath='{.items[*].spec.volumes[0].configMap.name}')"
+  [[ -n ${mounted} ]] || fail "the pods do not all mount ${want}: $(k get pods -l "app=${app}" -o jsonpath='{.items[*].spec.volumes[0].configMap.name}')"
+  [[ -f ${LOCAL_DIR}/node/kubelet.pid ]] || return 0
+  local key=greeting dir=/etc/web pod content
+  if [[ ${app} == agent ]]; then key=level dir=/etc/agent; fi
+  content=$(k get cm "${want}" -o jsonpath="{.data.${key}}")
+  pod=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
+  for _ in $(seq 1 30); do
+    [[ $(k exec "${pod}" -- cat "${dir}/${key}" 2>/dev/null) == "${content}" ]] && break
+    sleep 1
+  done
+  run "${KUBECTL[@]}" -n "${NS}" exec "${pod}" -- cat "${dir}/${key}"; echo
+  [[ $(k exec "${pod}" -- cat "${dir}/${key}") == "${content}" ]] || fail "pod ${pod} does not read ${content} in ${dir}/${key}"
 }
 # wait_no_snapshots: wait until the garbage collector has deleted every snapshot.
 wait_no_snapshots() {
