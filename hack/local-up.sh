@@ -31,7 +31,7 @@ KUBECONFIG_PATH=${LOCAL_KUBECONFIG}
 
 "${FORK_ROOT}/hack/install-kwok.sh"
 "${FORK_ROOT}/hack/install-etcd.sh"
-extra_args=()
+extra_args=(--extra-args "kube-controller-manager=use-service-account-credentials=true")
 if [[ -n ${REAL_NODE} ]]; then
   [[ ${EUID} -eq 0 ]] || die "NODES=real needs root (containerd, mounts, cgroups, network): run 'sudo make up NODES=real'"
   "${FORK_ROOT}/hack/install-node.sh"
@@ -42,9 +42,17 @@ if [[ -n ${REAL_NODE} ]]; then
   # The apiserver reaches the kubelet at its InternalIP, with the admin client certificate
   # (the kubelet authorizes it with a SubjectAccessReview).
   pki=${KWOK_WORKDIR}/clusters/${CLUSTER}/pki
-  extra_args=(--extra-args "kube-apiserver=kubelet-client-certificate=${pki}/admin.crt"
+  # kwok must leave the real node and its pods alone: by default kwokctl's kwok controller
+  # manages every node (it would mark the real node's pods Running and Ready itself). Its fake
+  # nodes carry the annotation kwok.x-k8s.io/node.
+  # The order matters to kwokctl v0.8.0: the first extra arg of each component must stand at the
+  # index of that component among the components named (it indexes its patches by the arg's
+  # position), and a value may not contain "=".
+  extra_args+=(--extra-args "kube-apiserver=kubelet-client-certificate=${pki}/admin.crt"
+    --extra-args "kwok-controller=manage-all-nodes=false"
     --extra-args "kube-apiserver=kubelet-client-key=${pki}/admin.key"
-    --extra-args "kube-apiserver=kubelet-preferred-address-types=InternalIP")
+    --extra-args "kube-apiserver=kubelet-preferred-address-types=InternalIP"
+    --extra-args "kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node")
 fi
 KWOKCTL=${FORK_BIN}/kwokctl
 
@@ -66,7 +74,6 @@ log "starting cluster '${CLUSTER}' ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || e
   --kwok-controller-binary "${FORK_BIN}/kwok" \
   --kube-authorization \
   --kube-feature-gates "WorkloadConfigSnapshot=true" \
-  --extra-args "kube-controller-manager=use-service-account-credentials=true" \
   "${extra_args[@]}" \
   --kubeconfig "${KUBECONFIG_PATH}" \
   --wait 2m
