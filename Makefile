@@ -15,6 +15,7 @@ help:
 	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
 	@echo "make verify            check that patches/, the tree and the generated files agree"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
+	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
 	@echo "make down              stop the local cluster"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
