@@ -74,8 +74,9 @@ base_rootfs() {
 }
 
 build() {
-  [[ -x ${BUSYBOX} ]] && "${BUSYBOX}" --list | grep -qx httpd ||
+  if ! [[ -x ${BUSYBOX} ]] || ! "${BUSYBOX}" --list | grep -qx httpd; then
     die "no static busybox with httpd at ${BUSYBOX}: run hack/install-node.sh (Debian package busybox-static)"
+  fi
   mkdir -p "${IMAGES}"
   local work
   work=$(mktemp -d)

@@ -22,8 +22,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/node.sh"
 
 [[ ${EUID} -eq 0 ]] || die "a real node needs root (containerd, mounts, cgroups, network): run 'sudo make up NODES=real'"
-[[ -f ${LOCAL_KUBECONFIG} ]] && kubectl_local get --raw /readyz >/dev/null 2>&1 ||
+if ! [[ -f ${LOCAL_KUBECONFIG} ]] || ! kubectl_local get --raw /readyz >/dev/null 2>&1; then
   die "no local cluster answers at ${LOCAL_KUBECONFIG#"${FORK_ROOT}"/}: run 'make up NODES=real'"
+fi
 [[ ! -f ${NODE_DIR}/kubelet.pid ]] || die "a real node already runs (${NODE_DIR#"${FORK_ROOT}"/}); 'make down' stops it"
 for bin in containerd runc ctr iptables "${CNI_BIN_DIR}/bridge" "${CNI_BIN_DIR}/host-local" "${CNI_BIN_DIR}/loopback" "${FORK_BIN}/kubelet"; do
   command -v "${bin}" >/dev/null || die "missing ${bin}: run hack/install-node.sh"

@@ -1,5 +1,5 @@
 # Shared settings of the real node (hack/node-up.sh, hack/node-down.sh). Source it after common.sh.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the settings are used by the scripts that source this
 
 NODE_DIR=${LOCAL_DIR}/node
 NODE_NAME=${NODE_NAME:-${LOCAL_CLUSTER}-node}
@@ -83,8 +83,9 @@ restore_host_state() {
   done
   kube_chains | while read -r tool table chain; do
     grep -qxF "chain ${tool} ${table} ${chain}" "${HOST_STATE}" && continue
-    "${tool}" -w -t "${table}" -F "${chain}" && "${tool}" -w -t "${table}" -X "${chain}" ||
+    if ! "${tool}" -w -t "${table}" -F "${chain}" || ! "${tool}" -w -t "${table}" -X "${chain}"; then
       log "could not delete chain ${chain} of ${tool} -t ${table}"
+    fi
   done
 
   kubepods_cgroups | while read -r dir; do
@@ -94,8 +95,9 @@ restore_host_state() {
   done
 
   ip netns list 2>/dev/null | awk '{print $1}' | while read -r ns; do
-    [[ ${ns} == cni-* ]] && ! grep -qxF "netns ${ns}" "${HOST_STATE}" || continue
-    ip netns delete "${ns}" || log "could not delete network namespace ${ns}"
+    if [[ ${ns} == cni-* ]] && ! grep -qxF "netns ${ns}" "${HOST_STATE}"; then
+      ip netns delete "${ns}" || log "could not delete network namespace ${ns}"
+    fi
   done
   if ip link show "${POD_BRIDGE}" >/dev/null 2>&1; then ip link delete "${POD_BRIDGE}"; fi
 
