@@ -74,7 +74,7 @@ base_rootfs() {
 }
 
 build() {
-  if ! [[ -x ${BUSYBOX} ]] || ! "${BUSYBOX}" --list | grep -qx httpd; then
+  if ! [[ -x ${BUSYBOX} ]] || ! "${BUSYBOX}" --list | grep -x httpd >/dev/null; then
     die "no static busybox with httpd at ${BUSYBOX}: run hack/install-node.sh (Debian package busybox-static)"
   fi
   mkdir -p "${IMAGES}"
