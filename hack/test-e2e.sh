@@ -9,8 +9,8 @@
 #
 # Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards:
 # with a real node (NODES=real) when this runs as root on a Debian system, else with fake nodes
-# (E2E_NODES sets the NODES of that cluster). On a cluster without a real node the tests that
-# exec into pods are skipped: "pods reading the files" of ConfigSnapshot, and the upstream tests
+# (E2E_NODES sets the NODES of that cluster). On a cluster with fake nodes the tests that need
+# pods to run are skipped: "pods reading the files" of ConfigSnapshot, and the upstream tests
 # listed in hack/e2e/upstream-skips-fake-nodes.txt.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -42,8 +42,10 @@ if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/n
   NODES=${nodes} "${FORK_ROOT}/hack/local-up.sh"
   started=1
 fi
+# Pods run for real only if every node is real: with NODES=real+N some land on fake nodes.
 real_node=
-if [[ -f ${LOCAL_DIR}/node/kubelet.pid ]]; then real_node=1; fi
+fake_nodes=$("${FORK_BIN}/kubectl" get nodes -o jsonpath='{.items[*].metadata.annotations.kwok\.x-k8s\.io/node}')
+if [[ -f ${LOCAL_DIR}/node/kubelet.pid && -z ${fake_nodes} ]]; then real_node=1; fi
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
 trap cleanup EXIT
@@ -55,7 +57,7 @@ case ${SUITE} in
     focus='\[sig-apps\] ConfigSnapshot'
     skip='^$'
     if [[ -z ${real_node} ]]; then
-      log "no real node in this cluster: skipping the tests that read files in pods (they run with 'make up NODES=real')"
+      log "no real node in this cluster, or fake nodes too: skipping the tests that read files in pods (they run with 'make up NODES=real')"
       skip='ConfigSnapshot .*pods reading the files'
     fi
     ;;
