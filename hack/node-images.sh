@@ -18,24 +18,12 @@
 #                /usr/share/nginx/html, which is what the tests use these images for
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/node.sh"
 
 IMAGES=${FORK_OUTPUT}/images
 ARCH=$(go env GOARCH)
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-image_ref() { # image_ref NAME: the reference upstream's e2e framework uses for an image
-  local name=$1 version
-  case ${name} in
-    pause) version=$(sed -n 's/.*configs\[Pause\] = Config{list.GcRegistry, "pause", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go") ;;
-    *) version=$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"[^\"]*\", \"\(.*\)\"}/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go") ;;
-  esac
-  [[ -n ${version} ]] || die "no image ${name} in test/utils/image/manifest.go"
-  case ${name} in
-    pause) echo "registry.k8s.io/pause:${version}" ;;
-    *) echo "registry.k8s.io/e2e-test-images/$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"\([^\"]*\)\".*/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go"):${version}" ;;
-  esac
-}
 
 # write_image ROOTFS OUT CONFIG TAG...: a docker-archive of one layer holding ROOTFS. CONFIG is
 # the JSON members of the image's runtime config besides Env (Entrypoint, Cmd, ...). The layer

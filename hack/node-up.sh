@@ -73,7 +73,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.internal.v1.opt"]
   path = "${NODE_DIR}/containerd/opt"
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$(sed -n 's/.*configs\[Pause\] = Config{list.GcRegistry, "pause", "\(.*\)"}/registry.k8s.io\/pause:\1/p' "${KUBE_TREE}/test/utils/image/manifest.go")"
+  sandbox_image = "$(image_ref pause)"
   restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"

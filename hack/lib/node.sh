@@ -21,6 +21,19 @@ NODE_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip
 
 kubectl_local() { "${FORK_BIN}/kubectl" --kubeconfig "${LOCAL_KUBECONFIG}" "$@"; }
 
+image_ref() { # image_ref NAME: the reference upstream's e2e framework uses for an image
+  local name=$1 version
+  case ${name} in
+    pause) version=$(sed -n 's/.*configs\[Pause\] = Config{list.GcRegistry, "pause", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go") ;;
+    *) version=$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"[^\"]*\", \"\(.*\)\"}/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go") ;;
+  esac
+  [[ -n ${version} ]] || die "no image ${name} in test/utils/image/manifest.go"
+  case ${name} in
+    pause) echo "registry.k8s.io/pause:${version}" ;;
+    *) echo "registry.k8s.io/e2e-test-images/$(sed -n "s/.*configs\[${name}\] = Config{list.PromoterE2eRegistry, \"\([^\"]*\)\".*/\1/p" "${KUBE_TREE}/test/utils/image/manifest.go"):${version}" ;;
+  esac
+}
+
 # wait_for SECONDS WHAT COMMAND...: run COMMAND every second until it succeeds.
 wait_for() {
   local seconds=$1 what=$2 i
