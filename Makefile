@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo chaos kind-image clean help
 
 all: up
 
@@ -18,6 +18,7 @@ help:
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
 	@echo "make down              stop the local cluster"
 	@echo "make demo              the user story on the local cluster"
+	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
 	@echo "make test              unit, integration and e2e tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
@@ -65,6 +66,9 @@ down:
 
 demo:
 	@hack/demo.sh
+
+chaos: tree
+	@hack/chaos.sh $(ARGS)
 
 kind-image:
 	@hack/kind-image.sh

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make chaos: kill kube-controller-manager of the local cluster (SIGKILL) at random moments
+# and restart it, while the ConfigMaps that Deployments, DaemonSets and StatefulSets watch are
+# edited; then check that every workload converges to the latest content, that no snapshot is
+# leaked, lost or duplicated, and that a quiet restart makes no revision and replaces no pod
+# (hack/chaos/main.go, built in the tree). Uses the running cluster of 'make up', or starts one
+# with fake nodes and stops it afterwards. Arguments go to the chaos program (e.g. -edits 100
+# -kills 10 -seed 1).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+export KUBECONFIG=${LOCAL_KUBECONFIG}
+mkdir -p "${KUBE_TREE}/test/e2e_fork/chaos"
+cp "${FORK_ROOT}/hack/chaos/main.go" "${KUBE_TREE}/test/e2e_fork/chaos/main.go"
+grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+log "building the chaos program"
+(cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
+
+started=
+if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
+  "${FORK_ROOT}/hack/build.sh"
+  NODES=${NODES:-3} "${FORK_ROOT}/hack/local-up.sh"
+  started=1
+fi
+# shellcheck disable=SC2317 # called by the trap
+cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
+trap cleanup EXIT
+
+pid_file=${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid
+[[ -f ${pid_file} ]] || die "no pid file of kube-controller-manager at ${pid_file}"
+"${FORK_BIN}/chaos" -kubeconfig "${KUBECONFIG}" -kcm-pid-file "${pid_file}" "$@"
