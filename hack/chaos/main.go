@@ -54,8 +54,7 @@ var (
 	pidFile    = flag.String("kcm-pid-file", "", "pid file of kube-controller-manager (kwokctl's)")
 	perKind    = flag.Int("workloads", 4, "workloads of each kind")
 	sources    = flag.Int("sources", 3, "ConfigMaps the workloads share")
-	edits      = flag.Int("edits", 40, "edits of the ConfigMaps")
-	kills      = flag.Int("kills", 6, "kills of kube-controller-manager during the edits")
+	duration   = flag.Duration("duration", 2*time.Minute, "how long the ConfigMaps are edited (every 0-1 s) and kube-controller-manager killed (every 5-25 s)")
 	seed       = flag.Int64("seed", time.Now().UnixNano(), "random seed")
 	timeout    = flag.Duration("timeout", 5*time.Minute, "how long the workloads may take to converge")
 	keep       = flag.Bool("keep", false, "keep the namespace")
@@ -81,7 +80,7 @@ func run() error {
 	c := kubernetes.NewForConfigOrDie(config)
 	rng := rand.New(rand.NewSource(*seed))
 	ns := fmt.Sprintf("chaos-%d", time.Now().Unix())
-	fmt.Printf("chaos: seed %d, namespace %s, %d workloads of each kind on %d sources, %d edits, %d kills\n", *seed, ns, *perKind, *sources, *edits, *kills)
+	fmt.Printf("chaos: seed %d, namespace %s, %d workloads of each kind on %d sources, %v of edits and kills\n", *seed, ns, *perKind, *sources, *duration)
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -110,8 +109,10 @@ func run() error {
 	before := revisionCount(ctx, c, ns)
 
 	// Edits at random intervals; kills at random moments meanwhile, each keeping the
-	// controller manager down for up to 3 s, so that some edits happen while it is down.
+	// controller manager down for up to 3 s (and then until it holds the leader lease again),
+	// so that some edits happen while it is down and others while it runs.
 	start := time.Now()
+	end := start.Add(*duration)
 	var wg sync.WaitGroup
 	var killErr error
 	killed := 0
@@ -119,8 +120,11 @@ func run() error {
 	go func() {
 		defer wg.Done()
 		krng := rand.New(rand.NewSource(*seed + 1))
-		for k := 0; k < *kills; k++ {
-			time.Sleep(time.Duration(krng.Intn(2500)) * time.Millisecond)
+		for {
+			time.Sleep(time.Duration(5000+krng.Intn(20000)) * time.Millisecond)
+			if time.Now().After(end) {
+				return
+			}
 			if err := restartControllerManager(time.Duration(krng.Intn(3000)) * time.Millisecond); err != nil {
 				killErr = err
 				return
@@ -128,17 +132,19 @@ func run() error {
 			killed++
 		}
 	}()
-	for e := 1; e <= *edits; e++ {
+	edits := 0
+	for time.Now().Before(end) {
+		edits++
 		name := fmt.Sprintf("cfg-%d", rng.Intn(*sources))
 		cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		cm.Data = map[string]string{"v": strconv.Itoa(e)}
+		cm.Data = map[string]string{"v": strconv.Itoa(edits)}
 		if _, err := c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
-		time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(1000)) * time.Millisecond)
 	}
 	wg.Wait()
 	if killErr != nil {
@@ -163,7 +169,7 @@ func run() error {
 		return fmt.Errorf("a restart with nothing to do replaced pods")
 	}
 	fmt.Printf("chaos: PASS: %d edits in %v with %d kills of kube-controller-manager; %d workloads converged %v after the last edit; %d revisions made (%d before); 0 leaked, 0 lost, 0 duplicated snapshots; a quiet restart made no revision and replaced no pod\n",
-		*edits, edited.Round(time.Second), killed, len(ws), converged.Round(time.Second), revisions-before, before)
+		edits, edited.Round(time.Second), killed, len(ws), converged.Round(time.Second), revisions-before, before)
 	return nil
 }
 
@@ -225,8 +231,7 @@ func restartControllerManager(down time.Duration) error {
 		return err
 	}
 	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		_, err := os.Stat(proc)
-		return os.IsNotExist(err), nil
+		return exited(proc), nil
 	}); err != nil {
 		return fmt.Errorf("kube-controller-manager (pid %d) did not exit", pid)
 	}
@@ -247,6 +252,18 @@ func restartControllerManager(down time.Duration) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// exited reports whether the process of /proc/<pid> proc is gone or a zombie (its parent, which
+// may be an init that does not reap, has not waited for it).
+func exited(proc string) bool {
+	stat, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return true
+	}
+	// "<pid> (<comm>) <state> ...": the state follows the last ')'.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
 }
 
 // converge waits until every workload runs the latest content of its source and the snapshots
