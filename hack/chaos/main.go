@@ -270,8 +270,9 @@ func exited(proc string) bool {
 // of the namespace are consistent (see check).
 func converge(ctx context.Context, c kubernetes.Interface, ns string, ws []workload, timeout time.Duration) error {
 	var last error
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx, c, ns, ws)
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
+		// The checks get a context of their own: the last error must say what did not converge.
+		last = check(context.Background(), c, ns, ws)
 		return last == nil, nil
 	}); err != nil {
 		return fmt.Errorf("no convergence in %v: %w", timeout, last)
