@@ -40,10 +40,22 @@ install_tools() {
     golang.org/x/tools/cmd/goimports)
 }
 
+# The kube-controller-manager configuration of WorkloadConfigSnapshot: its own package, and the
+# component config types that embed it.
+KCM_CONFIG=(./pkg/controller/configsnapshot/config ./pkg/controller/apis/config ./staging/src/k8s.io/kube-controller-manager/config/v1alpha1)
+# conversion-gen finds the hand-written Convert_* functions of the controllers' configuration
+# packages only among the packages of its run: it runs on every package of the controller
+# manager's configuration, as upstream's hack/update-codegen.sh does, and rewrites only ours.
+kcm_conversion_packages() {
+  (cd "${KUBE_TREE}" && grep -rl --include=doc.go '^// *+k8s:conversion-gen=' pkg/controller \
+    staging/src/k8s.io/controller-manager staging/src/k8s.io/cloud-provider staging/src/k8s.io/kube-controller-manager |
+    xargs -n1 dirname | sort -u | sed 's|^|./|')
+}
+
 gen_deepcopy() {
   log "deepcopy-gen"
   deepcopy-gen --go-header-file "${BOILERPLATE}" --output-file zz_generated.deepcopy.go \
-    --lint-rules=known-tags-only,require-explicit-disablement "${CORE_INTERNAL}" "${CORE_V1}"
+    --lint-rules=known-tags-only,require-explicit-disablement "${CORE_INTERNAL}" "${CORE_V1}" "${KCM_CONFIG[@]}"
 }
 
 gen_conversion() {
@@ -52,6 +64,10 @@ gen_conversion() {
     --lint-rules=known-tags-only,require-explicit-disablement \
     --extra-peer-dirs k8s.io/kubernetes/pkg/apis/core,k8s.io/kubernetes/pkg/apis/core/v1,k8s.io/api/core/v1 \
     ./pkg/apis/core/v1
+  local kcm=()
+  mapfile -t kcm < <(kcm_conversion_packages)
+  conversion-gen --go-header-file "${BOILERPLATE}" --output-file zz_generated.conversion.go \
+    --lint-rules=known-tags-only,require-explicit-disablement "${kcm[@]}"
 }
 
 gen_protobuf() {
