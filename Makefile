@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo chaos kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo chaos storm kind-image clean help
 
 all: up
 
@@ -19,6 +19,7 @@ help:
 	@echo "make down              stop the local cluster"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
+	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
 	@echo "make test              unit, integration and e2e tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
@@ -69,6 +70,9 @@ demo:
 
 chaos: tree
 	@hack/chaos.sh $(ARGS)
+
+storm: tree
+	@hack/chaos.sh -storm $(ARGS)
 
 kind-image:
 	@hack/kind-image.sh

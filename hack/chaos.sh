@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 export KUBECONFIG=${LOCAL_KUBECONFIG}
 mkdir -p "${KUBE_TREE}/test/e2e_fork/chaos"
-cp "${FORK_ROOT}/hack/chaos/main.go" "${KUBE_TREE}/test/e2e_fork/chaos/main.go"
+cp "${FORK_ROOT}"/hack/chaos/*.go "${KUBE_TREE}/test/e2e_fork/chaos/"
 grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
 log "building the chaos program"
 (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)

@@ -80,12 +80,19 @@ func run() error {
 	c := kubernetes.NewForConfigOrDie(config)
 	rng := rand.New(rand.NewSource(*seed))
 	ns := fmt.Sprintf("chaos-%d", time.Now().Unix())
-	fmt.Printf("chaos: seed %d, namespace %s, %d workloads of each kind on %d sources, %v of edits and kills\n", *seed, ns, *perKind, *sources, *duration)
+	if *storm {
+		fmt.Printf("storm: namespace %s, %d edits in %v of a ConfigMap that a workload of each kind watches\n", ns, *stormEdits, *stormDuration)
+	} else {
+		fmt.Printf("chaos: seed %d, namespace %s, %d workloads of each kind on %d sources, %v of edits and kills\n", *seed, ns, *perKind, *sources, *duration)
+	}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	if !*keep {
 		defer func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) }()
+	}
+	if *storm {
+		return runStorm(ctx, c, ns)
 	}
 	for i := 0; i < *sources; i++ {
 		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cfg-%d", i)}, Data: map[string]string{"v": "0"}}
