@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo chaos storm kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo chaos storm upgrade kind-image clean help
 
 all: up
 
@@ -20,6 +20,7 @@ help:
 	@echo "make demo              the user story on the local cluster"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
+	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
 	@echo "make test              unit, integration and e2e tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
@@ -73,6 +74,9 @@ chaos: tree
 
 storm: tree
 	@hack/chaos.sh -storm $(ARGS)
+
+upgrade: tree
+	@hack/upgrade.sh $(ARGS)
 
 kind-image:
 	@hack/kind-image.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build kubectl from the tree's pristine base commit (upstream v1.37.1, none of our patches) into
-# _output/bin/stock/kubectl: the client nearly every user runs. The e2e tests run the user-visible
+# Build kubectl (or the commands given as arguments) from the tree's pristine base commit (upstream
+# v1.37.1, none of our patches) into _output/bin/stock/: kubectl is the client nearly every user
+# runs. The e2e tests run the user-visible
 # flows (kubectl rollout undo) with it, so they prove the feature works with clients nobody here
 # wrote.
 set -o errexit -o nounset -o pipefail
@@ -8,7 +9,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 [[ -d ${KUBE_TREE}/.git ]] || die "no tree at ${KUBE_TREE}: run make tree first"
 STOCK_TREE=${FORK_OUTPUT}/stock-kubernetes
-STOCK_KUBECTL=${FORK_BIN}/stock/kubectl
 base=$(git -C "${KUBE_TREE}" rev-parse "${BASE_TAG}^{commit}")
 
 # A worktree of the tree's repository at the base commit: nothing to download, nothing to apply.
@@ -22,10 +22,10 @@ fi
 # --worktree-only: just the worktree (hack/update-stock-fixtures.sh builds in it).
 [[ ${1:-} != --worktree-only ]] || exit 0
 
-if [[ -x ${STOCK_KUBECTL} && $(cat "${STOCK_KUBECTL}.base" 2>/dev/null) == "${base}" ]]; then
-  log "stock kubectl ${KUBE_VERSION} is up to date"
-  exit 0
-fi
+# Arguments: the commands to build (default kubectl), e.g. kube-apiserver kube-controller-manager
+# for make upgrade.
+commands=("$@")
+((${#commands[@]})) || commands=(kubectl)
 major=${KUBE_VERSION#v}; major=${major%%.*}
 minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
 ldflags=()
@@ -33,7 +33,14 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=("-X '${pkg}.gitVersion=${KUBE_VERSION}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'"
     "-X '${pkg}.gitTreeState=clean'")
 done
-log "building stock kubectl ${KUBE_VERSION} (unpatched)"
-mkdir -p "$(dirname "${STOCK_KUBECTL}")"
-(cd "${STOCK_TREE}" && go build -ldflags "${ldflags[*]}" -o "${STOCK_KUBECTL}" ./cmd/kubectl)
-echo "${base}" >"${STOCK_KUBECTL}.base"
+for cmd in "${commands[@]}"; do
+  out=${FORK_BIN}/stock/${cmd}
+  if [[ -x ${out} && $(cat "${out}.base" 2>/dev/null) == "${base}" ]]; then
+    log "stock ${cmd} ${KUBE_VERSION} is up to date"
+    continue
+  fi
+  log "building stock ${cmd} ${KUBE_VERSION} (unpatched)"
+  mkdir -p "$(dirname "${out}")"
+  (cd "${STOCK_TREE}" && go build -ldflags "${ldflags[*]}" -o "${out}" "./cmd/${cmd}")
+  echo "${base}" >"${out}.base"
+done

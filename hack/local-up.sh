@@ -66,14 +66,22 @@ fi
 
 mkdir -p "${LOCAL}"
 log "starting cluster '${CLUSTER}' ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || echo unknown version))"
+# STOCK=1 (make upgrade): the control plane runs stock v1.37.1 kube-apiserver and
+# kube-controller-manager (hack/build-stock-kubectl.sh), which know no WorkloadConfigSnapshot gate.
+control_plane=${FORK_BIN}
+gates=(--kube-feature-gates "WorkloadConfigSnapshot=true")
+if [[ -n ${STOCK:-} ]]; then
+  control_plane=${FORK_BIN}/stock
+  gates=()
+fi
 "${KWOKCTL}" create cluster --name "${CLUSTER}" --runtime binary \
   --etcd-binary "${FORK_BIN}/etcd" \
-  --kube-apiserver-binary "${FORK_BIN}/kube-apiserver" \
-  --kube-controller-manager-binary "${FORK_BIN}/kube-controller-manager" \
+  --kube-apiserver-binary "${control_plane}/kube-apiserver" \
+  --kube-controller-manager-binary "${control_plane}/kube-controller-manager" \
   --kube-scheduler-binary "${FORK_BIN}/kube-scheduler" \
   --kwok-controller-binary "${FORK_BIN}/kwok" \
   --kube-authorization \
-  --kube-feature-gates "WorkloadConfigSnapshot=true" \
+  "${gates[@]}" \
   "${extra_args[@]}" \
   --kubeconfig "${KUBECONFIG_PATH}" \
   --wait 2m

@@ -1,0 +1,497 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command upgrade takes a local cluster from stock v1.37.1 kube-apiserver and
+// kube-controller-manager to the patched ones and back, and checks at each step what the
+// workloads do: an upgrade rolls nothing out; a downgrade rolls out exactly the workloads whose
+// templates ask for snapshots without naming one, to their live sources, and nothing else; the
+// way forward again rolls nothing more. It restarts the components itself (same command line,
+// another binary, the feature gate added or removed), so it runs against the local cluster of
+// 'make up STOCK=1' (see hack/upgrade.sh), built in the tree.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	kubeconfig = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	pids       = flag.String("pids", "", "kwokctl's pid directory of the cluster")
+	stockBin   = flag.String("stock", "", "directory of the stock kube-apiserver and kube-controller-manager")
+	patchedBin = flag.String("patched", "", "directory of the patched kube-apiserver and kube-controller-manager")
+	kubectl    = flag.String("kubectl", "kubectl", "the stock kubectl")
+	quiet      = flag.Duration("quiet", 30*time.Second, "how long to watch for changes after each step")
+)
+
+const (
+	ns   = "upgrade"
+	gate = "--feature-gates=WorkloadConfigSnapshot=true"
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "upgrade: FAIL:", err)
+		os.Exit(1)
+	}
+}
+
+type workload struct {
+	kind, name string
+	// snapshot: the template asks for snapshots; pinned: it names one (a rollback).
+	snapshot, watch, pinned bool
+}
+
+func run() error {
+	ctx := context.Background()
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return err
+	}
+	c := kubernetes.NewForConfigOrDie(config)
+
+	step("1. stock v1.37.1: workloads mounting a ConfigMap, a Secret and a projected volume")
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, Data: map[string][]byte{"p": []byte("1")}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	plain := []workload{{"Deployment", "plain-deploy", false, false, false}, {"DaemonSet", "plain-ds", false, false, false}, {"StatefulSet", "plain-sts", false, false, false}}
+	for _, w := range plain {
+		if err := create(ctx, c, w); err != nil {
+			return err
+		}
+	}
+	if err := ready(ctx, c, plain); err != nil {
+		return err
+	}
+	before, err := snapshot(ctx, c)
+	if err != nil {
+		return err
+	}
+
+	step("2. upgrade to the patched kube-apiserver and kube-controller-manager, gate on: no revision, no pod replaced")
+	if err := swap("kube-apiserver", *patchedBin, true); err != nil {
+		return err
+	}
+	if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+		return err
+	}
+	if err := unchanged(ctx, c, before, "the upgrade"); err != nil {
+		return err
+	}
+
+	step("3. snapshotted workloads of each kind, with and without watch, and a pinned rollback")
+	snap := []workload{
+		{"Deployment", "snap-deploy", true, true, false}, {"DaemonSet", "snap-ds", true, true, false}, {"StatefulSet", "snap-sts", true, true, false},
+		{"Deployment", "nowatch-deploy", true, false, false}, {"Deployment", "pinned-deploy", true, true, true},
+	}
+	for _, w := range snap {
+		if err := create(ctx, c, w); err != nil {
+			return err
+		}
+	}
+	if err := ready(ctx, c, snap); err != nil {
+		return err
+	}
+	if err := setData(ctx, c, "2"); err != nil {
+		return err
+	}
+	if err := waitRevisions(ctx, c, "pinned-deploy", 2); err != nil {
+		return err
+	}
+	if out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "-n", ns, "rollout", "undo", "deployment/pinned-deploy").CombinedOutput(); err != nil {
+		return fmt.Errorf("stock kubectl rollout undo: %v: %s", err, out)
+	}
+	all := append(append([]workload{}, plain...), snap...)
+	if err := ready(ctx, c, all); err != nil {
+		return err
+	}
+	if err := waitQuiet(ctx, c); err != nil {
+		return err
+	}
+	upgraded, err := snapshot(ctx, c)
+	if err != nil {
+		return err
+	}
+	snapshotsBefore := snapshotOwners(ctx, c)
+
+	step("4. downgrade to stock binaries")
+	if err := swap("kube-controller-manager", *stockBin, false); err != nil {
+		return err
+	}
+	if err := swap("kube-apiserver", *stockBin, false); err != nil {
+		return err
+	}
+	if err := ready(ctx, c, all); err != nil {
+		return err
+	}
+	time.Sleep(*quiet)
+	downgraded, err := snapshot(ctx, c)
+	if err != nil {
+		return err
+	}
+	// What a downgrade does, asserted: the stock controllers do not know the fields, so a
+	// template that asks for snapshots (and names sources) matches no revision (they name
+	// snapshots): exactly those workloads roll out once, to the live sources. Workloads without
+	// the fields and pinned ones (their template names the snapshot) roll nothing.
+	for _, w := range all {
+		made := downgraded.revisions[w.name] - upgraded.revisions[w.name]
+		want := 0
+		if w.snapshot && !w.pinned {
+			want = 1
+		}
+		fmt.Printf("upgrade:   %-11s %-15s %d new revision(s)\n", w.kind, w.name, made)
+		if made != want {
+			return fmt.Errorf("after the downgrade %s %s made %d revisions, want %d", w.kind, w.name, made, want)
+		}
+		if want == 1 {
+			if got := mountedByLatest(ctx, c, w); got != "cfg" {
+				return fmt.Errorf("after the downgrade %s %s mounts %s, want the live ConfigMap cfg", w.kind, w.name, got)
+			}
+		}
+	}
+	// Snapshots are ordinary ConfigMaps and Secrets to stock binaries: still there, owned by the
+	// revisions that used them, deleted by the stock garbage collector with their last owner.
+	for name, owners := range snapshotsBefore {
+		if got, ok := snapshotOwners(ctx, c)[name]; !ok || got != owners {
+			return fmt.Errorf("after the downgrade snapshot %s has owners %q, had %q", name, got, owners)
+		}
+	}
+
+	step("5. forward to the patched binaries again: nothing more rolls out")
+	if err := swap("kube-apiserver", *patchedBin, true); err != nil {
+		return err
+	}
+	if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+		return err
+	}
+	if err := unchanged(ctx, c, downgraded, "the way forward"); err != nil {
+		return err
+	}
+	rolled := 0
+	for _, w := range all {
+		if w.snapshot && !w.pinned {
+			rolled++
+		}
+	}
+	fmt.Printf("upgrade: PASS: upgrade 0 revisions/0 pods replaced; downgrade rolled the %d workloads that ask for snapshots to their live sources, nothing else; forward again 0 revisions/0 pods replaced; %d snapshots kept with their owners\n",
+		rolled, len(snapshotsBefore))
+	return nil
+}
+
+func step(s string) { fmt.Printf("upgrade: %s (%s)\n", s, time.Now().Format("15:04:05")) }
+
+// state is what must not change when nothing rolls out: revisions per workload and pod UIDs.
+type state struct {
+	revisions map[string]int
+	pods      []string
+}
+
+func snapshot(ctx context.Context, c kubernetes.Interface) (state, error) {
+	s := state{revisions: map[string]int{}}
+	rss, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	for _, rs := range rss.Items {
+		s.revisions[rs.Labels["app"]]++
+	}
+	crs, err := c.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	for _, cr := range crs.Items {
+		s.revisions[cr.Labels["app"]]++
+	}
+	pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	for _, p := range pods.Items {
+		s.pods = append(s.pods, string(p.UID))
+	}
+	sort.Strings(s.pods)
+	return s, nil
+}
+
+// unchanged waits the quiet period and checks that no revision was made and no pod replaced.
+func unchanged(ctx context.Context, c kubernetes.Interface, before state, what string) error {
+	time.Sleep(*quiet)
+	after, err := snapshot(ctx, c)
+	if err != nil {
+		return err
+	}
+	for name, n := range after.revisions {
+		if n != before.revisions[name] {
+			return fmt.Errorf("%s made %d revisions of %s", what, n-before.revisions[name], name)
+		}
+	}
+	if strings.Join(after.pods, ",") != strings.Join(before.pods, ",") {
+		return fmt.Errorf("%s replaced pods", what)
+	}
+	fmt.Printf("upgrade:   %s: 0 revisions, 0 pods replaced (%d revisions, %d pods)\n", what, total(after.revisions), len(after.pods))
+	return nil
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// snapshotOwners returns the owners (names, sorted) of each snapshot in the namespace.
+func snapshotOwners(ctx context.Context, c kubernetes.Interface) map[string]string {
+	out := map[string]string{}
+	cms, _ := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+	for _, cm := range cms.Items {
+		out["ConfigMap/"+cm.Name] = owners(cm.OwnerReferences)
+	}
+	secrets, _ := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+	for _, s := range secrets.Items {
+		out["Secret/"+s.Name] = owners(s.OwnerReferences)
+	}
+	return out
+}
+
+func owners(refs []metav1.OwnerReference) string {
+	var names []string
+	for _, r := range refs {
+		names = append(names, r.Kind+"/"+r.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func create(ctx context.Context, c kubernetes.Interface, w workload) error {
+	labels := map[string]string{"app": w.name}
+	var snapshot, watch *bool
+	if w.snapshot {
+		snapshot, watch = ptr.To(true), ptr.To(w.watch)
+	}
+	template := v1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.1"}},
+			Volumes: []v1.Volume{
+				{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Snapshot: snapshot, Watch: watch}}},
+				{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "creds", Snapshot: snapshot, Watch: watch}}},
+				{Name: "projected", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+					{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Snapshot: snapshot, Watch: watch}},
+					{Secret: &v1.SecretProjection{LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Snapshot: snapshot, Watch: watch}},
+				}}}},
+			},
+		},
+	}
+	selector := &metav1.LabelSelector{MatchLabels: labels}
+	meta := metav1.ObjectMeta{Name: w.name, Labels: labels}
+	var err error
+	switch w.kind {
+	case "Deployment":
+		_, err = c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: meta, Spec: apps.DeploymentSpec{
+			Replicas: ptr.To[int32](2), Selector: selector, Template: template}}, metav1.CreateOptions{})
+	case "DaemonSet":
+		_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &apps.DaemonSet{ObjectMeta: meta, Spec: apps.DaemonSetSpec{Selector: selector, Template: template}}, metav1.CreateOptions{})
+	case "StatefulSet":
+		_, err = c.AppsV1().StatefulSets(ns).Create(ctx, &apps.StatefulSet{ObjectMeta: meta, Spec: apps.StatefulSetSpec{
+			Replicas: ptr.To[int32](2), Selector: selector, Template: template, ServiceName: w.name, PodManagementPolicy: apps.ParallelPodManagement}}, metav1.CreateOptions{})
+	}
+	return err
+}
+
+// ready waits until every workload has observed its generation and all its pods are updated
+// and ready.
+func ready(ctx context.Context, c kubernetes.Interface, ws []workload) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, w := range ws {
+			ok := false
+			switch w.kind {
+			case "Deployment":
+				d, err := c.AppsV1().Deployments(ns).Get(ctx, w.name, metav1.GetOptions{})
+				ok = err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.Replicas == *d.Spec.Replicas
+			case "DaemonSet":
+				ds, err := c.AppsV1().DaemonSets(ns).Get(ctx, w.name, metav1.GetOptions{})
+				ok = err == nil && ds.Status.ObservedGeneration >= ds.Generation && ds.Status.DesiredNumberScheduled > 0 && ds.Status.UpdatedNumberScheduled == ds.Status.DesiredNumberScheduled && ds.Status.NumberReady == ds.Status.DesiredNumberScheduled
+			case "StatefulSet":
+				ss, err := c.AppsV1().StatefulSets(ns).Get(ctx, w.name, metav1.GetOptions{})
+				ok = err == nil && ss.Status.ObservedGeneration >= ss.Generation && ss.Status.UpdatedReplicas == *ss.Spec.Replicas && ss.Status.ReadyReplicas == *ss.Spec.Replicas && ss.Status.CurrentRevision == ss.Status.UpdateRevision
+			}
+			if !ok {
+				last = w.kind + " " + w.name
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s is not ready: %w", last, err)
+	}
+	return nil
+}
+
+func setData(ctx context.Context, c kubernetes.Interface, v string) error {
+	cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data = map[string]string{"v": v}
+	_, err = c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
+func waitRevisions(ctx context.Context, c kubernetes.Interface, name string, n int) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := snapshot(ctx, c)
+		return err == nil && s.revisions[name] >= n, nil
+	})
+}
+
+// waitQuiet waits until the revisions stop changing (the minimum interval between watched
+// revisions may hold one back).
+func waitQuiet(ctx context.Context, c kubernetes.Interface) error {
+	prev := -1
+	return wait.PollUntilContextTimeout(ctx, 15*time.Second, 3*time.Minute, false, func(ctx context.Context) (bool, error) {
+		s, err := snapshot(ctx, c)
+		if err != nil {
+			return false, nil
+		}
+		n := total(s.revisions)
+		done := n == prev
+		prev = n
+		return done, nil
+	})
+}
+
+// mountedByLatest returns the ConfigMap that the "config" volume of the workload's latest
+// revision mounts.
+func mountedByLatest(ctx context.Context, c kubernetes.Interface, w workload) string {
+	switch w.kind {
+	case "Deployment":
+		d, err := c.AppsV1().Deployments(ns).Get(ctx, w.name, metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return d.Spec.Template.Spec.Volumes[0].ConfigMap.Name
+	default:
+		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + w.name})
+		if err != nil || len(pods.Items) == 0 {
+			return ""
+		}
+		return pods.Items[0].Spec.Volumes[0].ConfigMap.Name
+	}
+}
+
+// swap restarts a component of the local cluster with the binary of the same name in dir, with
+// the same command line, directory and environment, and the feature gate added (gated) or
+// removed, and waits until the cluster answers again.
+func swap(component, dir string, gated bool) error {
+	pidFile := filepath.Join(*pids, component+".pid")
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return err
+	}
+	proc := fmt.Sprintf("/proc/%d", pid)
+	cmdline, err := os.ReadFile(proc + "/cmdline")
+	if err != nil {
+		return fmt.Errorf("%s (pid %d) is not running: %w", component, pid, err)
+	}
+	environ, err := os.ReadFile(proc + "/environ")
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Readlink(proc + "/cwd")
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")[1:] {
+		if !strings.HasPrefix(a, "--feature-gates=") {
+			args = append(args, a)
+		}
+	}
+	if gated {
+		args = append(args, gate)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		return exited(proc), nil
+	}); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	logFile, err := os.OpenFile(filepath.Join(cwd, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(filepath.Join(dir, component), args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = cwd, strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return err
+	}
+	_ = cmd.Process.Release()
+	fmt.Printf("upgrade:   %s now runs %s (gate %v)\n", component, filepath.Join(dir, component), gated)
+	// The API server answers again.
+	return wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "get", "--raw", "/readyz").CombinedOutput()
+		return err == nil && strings.TrimSpace(string(out)) == "ok", nil
+	})
+}
+
+// exited reports whether the process of /proc/<pid> is gone or a zombie.
+func exited(proc string) bool {
+	stat, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
+}
