@@ -8,8 +8,10 @@
 #                'make up' (started for the run, and stopped, unless one is running already):
 #                as root on Debian with a real node (kubelet + containerd), so the tests that
 #                read the snapshot files in pods run too; otherwise with fake nodes only
+#   upgrade      make upgrade: stock v1.37.1 kube-apiserver and kube-controller-manager, then the
+#                patched ones, stock again and patched again, checking what rolls out at each step
 #
-# hack/test.sh [unit] [integration] [e2e]   (all by default). Logs go to _output/test-logs/.
+# hack/test.sh [unit] [integration] [e2e] [upgrade]   (all by default). Logs go to _output/test-logs/.
 # Extra flags for go test: GOTESTFLAGS (e.g. GOTESTFLAGS=-v).
 #
 # Upstream flakes do not block a run, and our tests are never retried: a unit-test package that
@@ -213,9 +215,25 @@ run_e2e() {
   result[e2e]="ok (${ran} specs, ${nodes})"
 }
 
+run_upgrade() {
+  if [[ -f ${LOCAL_KUBECONFIG} ]] && "${FORK_BIN}/kubectl" --kubeconfig "${LOCAL_KUBECONFIG}" get --raw /readyz >/dev/null 2>&1; then
+    result[upgrade]="skipped (it needs the local cluster for itself: make down, then make upgrade)"
+    return 0
+  fi
+  set +e
+  "${FORK_ROOT}/hack/upgrade.sh" 2>&1 | tee "${LOGS}/upgrade.log" | grep -E '^\[|^upgrade'
+  local status=${PIPESTATUS[0]}
+  set -e
+  if ((status != 0)); then
+    result[upgrade]="FAIL (see ${LOGS#"${FORK_ROOT}"/}/upgrade.log)"
+    return 1
+  fi
+  result[upgrade]="ok (stock v1.37.1 -> patched -> stock -> patched)"
+}
+
 main() {
   local suites=("$@") start rc=0 s
-  ((${#suites[@]})) || suites=(unit integration e2e)
+  ((${#suites[@]})) || suites=(unit integration e2e upgrade)
   mkdir -p "${LOGS}"
   start=$(date +%s)
   # 'make test' materializes and syncs the tree first (make tree); run directly, this script tests
@@ -228,7 +246,8 @@ main() {
       unit) run_unit || rc=1 ;;
       integration) run_integration || rc=1 ;;
       e2e) run_e2e || rc=1 ;;
-      *) die "unknown suite ${s} (known: unit integration e2e)" ;;
+      upgrade) run_upgrade || rc=1 ;;
+      *) die "unknown suite ${s} (known: unit integration e2e upgrade)" ;;
     esac
   done
   local elapsed=$(($(date +%s) - start))

@@ -153,6 +153,7 @@ func run() error {
 	snapshotsBefore := snapshotOwners(ctx, c)
 
 	step("4. downgrade to stock binaries")
+	// The supported skew: the controller manager goes back first, then the API server.
 	if err := swap("kube-controller-manager", *stockBin, false); err != nil {
 		return err
 	}
@@ -420,34 +421,66 @@ func mountedByLatest(ctx context.Context, c kubernetes.Interface, w workload) st
 	}
 }
 
-// swap restarts a component of the local cluster with the binary of the same name in dir, with
-// the same command line, directory and environment, and the feature gate added (gated) or
-// removed, and waits until the cluster answers again.
-func swap(component, dir string, gated bool) error {
-	pidFile := filepath.Join(*pids, component+".pid")
-	raw, err := os.ReadFile(pidFile)
+// proc is how kwokctl started a component: its command line, environment and directory,
+// recorded before the first swap (a component may exit while the API server restarts: the
+// controller manager and the scheduler give up when they cannot renew their leader lease).
+type proc struct {
+	args, env []string
+	dir       string
+}
+
+var procs = map[string]*proc{}
+
+// record reads how the component runs now.
+func record(component string) error {
+	pid, err := readPid(component)
 	if err != nil {
 		return err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
-		return err
-	}
-	proc := fmt.Sprintf("/proc/%d", pid)
-	cmdline, err := os.ReadFile(proc + "/cmdline")
+	path := fmt.Sprintf("/proc/%d", pid)
+	cmdline, err := os.ReadFile(path + "/cmdline")
 	if err != nil {
 		return fmt.Errorf("%s (pid %d) is not running: %w", component, pid, err)
 	}
-	environ, err := os.ReadFile(proc + "/environ")
+	environ, err := os.ReadFile(path + "/environ")
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Readlink(proc + "/cwd")
+	dir, err := os.Readlink(path + "/cwd")
 	if err != nil {
 		return err
 	}
+	procs[component] = &proc{
+		args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
+		env:  strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"),
+		dir:  dir,
+	}
+	return nil
+}
+
+func readPid(component string) (int, error) {
+	raw, err := os.ReadFile(filepath.Join(*pids, component+".pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(raw)))
+}
+
+// swap restarts kube-apiserver or kube-controller-manager with the binary of the same name in
+// dir, with the command line kwokctl gave it and the feature gate added (gated) or removed. A
+// restart of kube-apiserver restarts the controller manager and the scheduler too: they exit
+// when they cannot renew their leader lease meanwhile.
+func swap(component, dir string, gated bool) error {
+	if len(procs) == 0 {
+		for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			if err := record(c); err != nil {
+				return err
+			}
+		}
+	}
+	p := procs[component]
 	var args []string
-	for _, a := range strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")[1:] {
+	for _, a := range p.args[1:] {
 		if !strings.HasPrefix(a, "--feature-gates=") {
 			args = append(args, a)
 		}
@@ -455,31 +488,54 @@ func swap(component, dir string, gated bool) error {
 	if gated {
 		args = append(args, gate)
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	p.args = append([]string{filepath.Join(dir, component)}, args...)
+	if err := restart(component); err != nil {
 		return err
 	}
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return exited(proc), nil
-	}); err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	fmt.Printf("upgrade:   %s now runs %s (gate %v)\n", component, p.args[0], gated)
+	if component != "kube-apiserver" {
+		return nil
 	}
-	logFile, err := os.OpenFile(filepath.Join(cwd, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+		if err := restart(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restart stops the component if it runs and starts it as procs records it, then waits until
+// the API server answers.
+func restart(component string) error {
+	p := procs[component]
+	if pid, err := readPid(component); err == nil {
+		path := fmt.Sprintf("/proc/%d", pid)
+		if !exited(path) {
+			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+				return err
+			}
+			if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+				return exited(path), nil
+			}); err != nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	logFile, err := os.OpenFile(filepath.Join(p.dir, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(dir, component), args...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = cwd, strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), logFile, logFile
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = p.dir, p.env, logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*pids, component+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		return err
 	}
 	_ = cmd.Process.Release()
-	fmt.Printf("upgrade:   %s now runs %s (gate %v)\n", component, filepath.Join(dir, component), gated)
-	// The API server answers again.
 	return wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "get", "--raw", "/readyz").CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == "ok", nil
