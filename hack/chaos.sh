@@ -10,11 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 export KUBECONFIG=${LOCAL_KUBECONFIG}
-mkdir -p "${KUBE_TREE}/test/e2e_fork/chaos"
-cp "${FORK_ROOT}"/hack/chaos/*.go "${KUBE_TREE}/test/e2e_fork/chaos/"
-grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
-log "building the chaos program"
-(cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
+build_chaos
 
 started=
 if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
@@ -28,4 +24,4 @@ trap cleanup EXIT
 
 pid_file=${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid
 [[ -f ${pid_file} ]] || die "no pid file of kube-controller-manager at ${pid_file}"
-"${FORK_BIN}/chaos" -kubeconfig "${KUBECONFIG}" -kcm-pid-file "${pid_file}" "$@"
+"${FORK_BIN}/chaos" -kubeconfig "${KUBECONFIG}" -kcm-pid-file "${pid_file}" -kubectl "${FORK_BIN}/kubectl" "$@"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make upgrade: a real upgrade and downgrade. Starts the local cluster with stock v1.37.1
 # kube-apiserver and kube-controller-manager (built from the tree's pristine base commit), then
-# hack/upgrade/main.go (built in the tree) swaps them for the patched ones with the gate on and
-# back, and checks at each step what the workloads do (see docs/design.md, "Upgrade and
-# downgrade"). Needs no running local cluster; stops the one it starts.
+# the chaos program in its -upgrade mode (hack/chaos/upgrade.go, built in the tree) swaps them for
+# the patched ones with the gate on and back, and checks at each step what the workloads do (see
+# docs/design.md, "Upgrade and downgrade"). Needs no running local cluster; stops the one it
+# starts.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -13,15 +14,12 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
 fi
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kubectl kube-apiserver kube-controller-manager
-mkdir -p "${KUBE_TREE}/test/e2e_fork/upgrade"
-cp "${FORK_ROOT}/hack/upgrade/main.go" "${KUBE_TREE}/test/e2e_fork/upgrade/main.go"
-grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
-log "building the upgrade program"
-(cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/upgrade" ./test/e2e_fork/upgrade)
+build_chaos
 
 STOCK=1 NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
 trap cleanup EXIT
-"${FORK_BIN}/upgrade" -kubeconfig "${KUBECONFIG}" -pids "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids" \
+"${FORK_BIN}/chaos" -upgrade -kubeconfig "${KUBECONFIG}" \
+  -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/stock/kubectl" "$@"

@@ -17,7 +17,8 @@ limitations under the License.
 // Command chaos kills and restarts kube-controller-manager at random moments while the
 // ConfigMaps that Deployments, DaemonSets and StatefulSets watch are edited, then checks that
 // every workload converges to the latest content and that no snapshot is leaked, lost or
-// duplicated. It runs against the local cluster of 'make up' (see hack/chaos.sh), built in the
+// duplicated. With -storm it measures a storm of edits instead (storm.go), with -upgrade an
+// upgrade and downgrade of the control plane (upgrade.go). It runs against the local cluster of 'make up' (see hack/chaos.sh), built in the
 // tree so that it uses the tree's client-go and the snapshot names of the series.
 package main
 
@@ -28,8 +29,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +77,9 @@ func run() error {
 	}
 	config.QPS, config.Burst = 50, 100
 	c := kubernetes.NewForConfigOrDie(config)
+	if *upgrade {
+		return runUpgrade(ctx, c)
+	}
 	rng := rand.New(rand.NewSource(*seed))
 	ns := fmt.Sprintf("chaos-%d", time.Now().Unix())
 	if *storm {
@@ -211,54 +213,16 @@ func create(ctx context.Context, c kubernetes.Interface, ns string, w workload) 
 
 // restartControllerManager kills kube-controller-manager (SIGKILL: no graceful shutdown), keeps
 // it down for the given time, and starts it again with the same command line, directory and
-// environment, writing its pid where kwokctl reads it (so 'make down' stops it).
+// environment (see start).
 func restartControllerManager(down time.Duration) error {
-	raw, err := os.ReadFile(*pidFile)
-	if err != nil {
+	if err := record("kube-controller-manager"); err != nil {
 		return err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil {
+	if err := stop("kube-controller-manager", syscall.SIGKILL); err != nil {
 		return err
-	}
-	proc := fmt.Sprintf("/proc/%d", pid)
-	cmdline, err := os.ReadFile(proc + "/cmdline")
-	if err != nil {
-		return fmt.Errorf("kube-controller-manager (pid %d) is not running: %w", pid, err)
-	}
-	environ, err := os.ReadFile(proc + "/environ")
-	if err != nil {
-		return err
-	}
-	dir, err := os.Readlink(proc + "/cwd")
-	if err != nil {
-		return err
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return err
-	}
-	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return exited(proc), nil
-	}); err != nil {
-		return fmt.Errorf("kube-controller-manager (pid %d) did not exit", pid)
 	}
 	time.Sleep(down)
-	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-	logFile, err := os.OpenFile(filepath.Join(dir, "logs", "kube-controller-manager.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	if err := os.WriteFile(*pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
+	return start("kube-controller-manager")
 }
 
 // exited reports whether the process of /proc/<pid> proc is gone or a zombie (its parent, which

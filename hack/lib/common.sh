@@ -113,3 +113,13 @@ $(am_help)" ;;
     rebase) die "a git rebase is in progress in ${tree}: finish it (git rebase --continue) or abort it (git rebase --abort) first" ;;
   esac
 }
+
+# build_chaos: build the chaos program (hack/chaos/*.go: make chaos, make storm, make upgrade) in
+# the tree, where it uses the tree's client-go and snapshot names, into _output/bin/chaos.
+build_chaos() {
+  mkdir -p "${KUBE_TREE}/test/e2e_fork/chaos"
+  cp "${FORK_ROOT}"/hack/chaos/*.go "${KUBE_TREE}/test/e2e_fork/chaos/"
+  grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+  log "building the chaos program"
+  (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
+}

@@ -14,13 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command upgrade takes a local cluster from stock v1.37.1 kube-apiserver and
-// kube-controller-manager to the patched ones and back, and checks at each step what the
-// workloads do: an upgrade rolls nothing out; a downgrade rolls out exactly the workloads whose
-// templates ask for snapshots without naming one, to their live sources, and nothing else; the
-// way forward again rolls nothing more. It restarts the components itself (same command line,
-// another binary, the feature gate added or removed), so it runs against the local cluster of
-// 'make up STOCK=1' (see hack/upgrade.sh), built in the tree.
 package main
 
 import (
@@ -41,14 +34,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
 	"k8s.io/utils/ptr"
 )
 
+// The -upgrade mode takes a local cluster from stock v1.37.1 kube-apiserver and
+// kube-controller-manager to the patched ones and back, and checks at each step what the
+// workloads do: an upgrade rolls nothing out; a downgrade rolls out exactly the workloads whose
+// templates ask for snapshots without naming one, to their live sources, and nothing else; the
+// way forward again rolls nothing more. It restarts the components itself (same command line,
+// another binary, the feature gate added or removed), so it runs against the local cluster of
+// 'make up STOCK=1' (see hack/upgrade.sh).
 var (
-	kubeconfig = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
-	pids       = flag.String("pids", "", "kwokctl's pid directory of the cluster")
+	upgrade    = flag.Bool("upgrade", false, "instead of the chaos: swap the control plane between stock and patched binaries (see hack/upgrade.sh)")
 	stockBin   = flag.String("stock", "", "directory of the stock kube-apiserver and kube-controller-manager")
 	patchedBin = flag.String("patched", "", "directory of the patched kube-apiserver and kube-controller-manager")
 	kubectl    = flag.String("kubectl", "kubectl", "the stock kubectl")
@@ -56,52 +54,38 @@ var (
 )
 
 const (
-	ns   = "upgrade"
-	gate = "--feature-gates=WorkloadConfigSnapshot=true"
+	upgradeNS = "upgrade"
+	gate      = "--feature-gates=WorkloadConfigSnapshot=true"
 )
 
-func main() {
-	flag.Parse()
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "upgrade: FAIL:", err)
-		os.Exit(1)
-	}
-}
-
-type workload struct {
+type upgradeWorkload struct {
 	kind, name string
 	// snapshot: the template asks for snapshots; pinned: it names one (a rollback).
 	snapshot, watch, pinned bool
 }
 
-func run() error {
-	ctx := context.Background()
-	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		return err
-	}
-	c := kubernetes.NewForConfigOrDie(config)
-
+// runUpgrade is the -upgrade mode.
+func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	step("1. stock v1.37.1: workloads mounting a ConfigMap, a Secret and a projected volume")
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: upgradeNS}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.CoreV1().ConfigMaps(upgradeNS).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if _, err := c.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, Data: map[string][]byte{"p": []byte("1")}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.CoreV1().Secrets(upgradeNS).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, Data: map[string][]byte{"p": []byte("1")}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	plain := []workload{{"Deployment", "plain-deploy", false, false, false}, {"DaemonSet", "plain-ds", false, false, false}, {"StatefulSet", "plain-sts", false, false, false}}
+	plain := []upgradeWorkload{{"Deployment", "plain-deploy", false, false, false}, {"DaemonSet", "plain-ds", false, false, false}, {"StatefulSet", "plain-sts", false, false, false}}
 	for _, w := range plain {
-		if err := create(ctx, c, w); err != nil {
+		if err := createUpgradeWorkload(ctx, c, w); err != nil {
 			return err
 		}
 	}
 	if err := ready(ctx, c, plain); err != nil {
 		return err
 	}
-	before, err := snapshot(ctx, c)
+	before, err := observe(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -118,12 +102,12 @@ func run() error {
 	}
 
 	step("3. snapshotted workloads of each kind, with and without watch, and a pinned rollback")
-	snap := []workload{
+	snap := []upgradeWorkload{
 		{"Deployment", "snap-deploy", true, true, false}, {"DaemonSet", "snap-ds", true, true, false}, {"StatefulSet", "snap-sts", true, true, false},
 		{"Deployment", "nowatch-deploy", true, false, false}, {"Deployment", "pinned-deploy", true, true, true},
 	}
 	for _, w := range snap {
-		if err := create(ctx, c, w); err != nil {
+		if err := createUpgradeWorkload(ctx, c, w); err != nil {
 			return err
 		}
 	}
@@ -136,17 +120,17 @@ func run() error {
 	if err := waitRevisions(ctx, c, "pinned-deploy", 2); err != nil {
 		return err
 	}
-	if out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "-n", ns, "rollout", "undo", "deployment/pinned-deploy").CombinedOutput(); err != nil {
+	if out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "-n", upgradeNS, "rollout", "undo", "deployment/pinned-deploy").CombinedOutput(); err != nil {
 		return fmt.Errorf("stock kubectl rollout undo: %v: %s", err, out)
 	}
-	all := append(append([]workload{}, plain...), snap...)
+	all := append(append([]upgradeWorkload{}, plain...), snap...)
 	if err := ready(ctx, c, all); err != nil {
 		return err
 	}
 	if err := waitQuiet(ctx, c); err != nil {
 		return err
 	}
-	upgraded, err := snapshot(ctx, c)
+	upgraded, err := observe(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -164,7 +148,7 @@ func run() error {
 		return err
 	}
 	time.Sleep(*quiet)
-	downgraded, err := snapshot(ctx, c)
+	downgraded, err := observe(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -225,23 +209,23 @@ type state struct {
 	pods      []string
 }
 
-func snapshot(ctx context.Context, c kubernetes.Interface) (state, error) {
+func observe(ctx context.Context, c kubernetes.Interface) (state, error) {
 	s := state{revisions: map[string]int{}}
-	rss, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	rss, err := c.AppsV1().ReplicaSets(upgradeNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return s, err
 	}
 	for _, rs := range rss.Items {
 		s.revisions[rs.Labels["app"]]++
 	}
-	crs, err := c.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{})
+	crs, err := c.AppsV1().ControllerRevisions(upgradeNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return s, err
 	}
 	for _, cr := range crs.Items {
 		s.revisions[cr.Labels["app"]]++
 	}
-	pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	pods, err := c.CoreV1().Pods(upgradeNS).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return s, err
 	}
@@ -255,7 +239,7 @@ func snapshot(ctx context.Context, c kubernetes.Interface) (state, error) {
 // unchanged waits the quiet period and checks that no revision was made and no pod replaced.
 func unchanged(ctx context.Context, c kubernetes.Interface, before state, what string) error {
 	time.Sleep(*quiet)
-	after, err := snapshot(ctx, c)
+	after, err := observe(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -282,11 +266,11 @@ func total(m map[string]int) int {
 // snapshotOwners returns the owners (names, sorted) of each snapshot in the namespace.
 func snapshotOwners(ctx context.Context, c kubernetes.Interface) map[string]string {
 	out := map[string]string{}
-	cms, _ := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+	cms, _ := c.CoreV1().ConfigMaps(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
 	for _, cm := range cms.Items {
 		out["ConfigMap/"+cm.Name] = owners(cm.OwnerReferences)
 	}
-	secrets, _ := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+	secrets, _ := c.CoreV1().Secrets(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
 	for _, s := range secrets.Items {
 		out["Secret/"+s.Name] = owners(s.OwnerReferences)
 	}
@@ -302,7 +286,7 @@ func owners(refs []metav1.OwnerReference) string {
 	return strings.Join(names, ",")
 }
 
-func create(ctx context.Context, c kubernetes.Interface, w workload) error {
+func createUpgradeWorkload(ctx context.Context, c kubernetes.Interface, w upgradeWorkload) error {
 	labels := map[string]string{"app": w.name}
 	var snapshot, watch *bool
 	if w.snapshot {
@@ -327,12 +311,12 @@ func create(ctx context.Context, c kubernetes.Interface, w workload) error {
 	var err error
 	switch w.kind {
 	case "Deployment":
-		_, err = c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: meta, Spec: apps.DeploymentSpec{
+		_, err = c.AppsV1().Deployments(upgradeNS).Create(ctx, &apps.Deployment{ObjectMeta: meta, Spec: apps.DeploymentSpec{
 			Replicas: ptr.To[int32](2), Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "DaemonSet":
-		_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &apps.DaemonSet{ObjectMeta: meta, Spec: apps.DaemonSetSpec{Selector: selector, Template: template}}, metav1.CreateOptions{})
+		_, err = c.AppsV1().DaemonSets(upgradeNS).Create(ctx, &apps.DaemonSet{ObjectMeta: meta, Spec: apps.DaemonSetSpec{Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "StatefulSet":
-		_, err = c.AppsV1().StatefulSets(ns).Create(ctx, &apps.StatefulSet{ObjectMeta: meta, Spec: apps.StatefulSetSpec{
+		_, err = c.AppsV1().StatefulSets(upgradeNS).Create(ctx, &apps.StatefulSet{ObjectMeta: meta, Spec: apps.StatefulSetSpec{
 			Replicas: ptr.To[int32](2), Selector: selector, Template: template, ServiceName: w.name, PodManagementPolicy: apps.ParallelPodManagement}}, metav1.CreateOptions{})
 	}
 	return err
@@ -340,20 +324,20 @@ func create(ctx context.Context, c kubernetes.Interface, w workload) error {
 
 // ready waits until every workload has observed its generation and all its pods are updated
 // and ready.
-func ready(ctx context.Context, c kubernetes.Interface, ws []workload) error {
+func ready(ctx context.Context, c kubernetes.Interface, ws []upgradeWorkload) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, w := range ws {
 			ok := false
 			switch w.kind {
 			case "Deployment":
-				d, err := c.AppsV1().Deployments(ns).Get(ctx, w.name, metav1.GetOptions{})
+				d, err := c.AppsV1().Deployments(upgradeNS).Get(ctx, w.name, metav1.GetOptions{})
 				ok = err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.Replicas == *d.Spec.Replicas
 			case "DaemonSet":
-				ds, err := c.AppsV1().DaemonSets(ns).Get(ctx, w.name, metav1.GetOptions{})
+				ds, err := c.AppsV1().DaemonSets(upgradeNS).Get(ctx, w.name, metav1.GetOptions{})
 				ok = err == nil && ds.Status.ObservedGeneration >= ds.Generation && ds.Status.DesiredNumberScheduled > 0 && ds.Status.UpdatedNumberScheduled == ds.Status.DesiredNumberScheduled && ds.Status.NumberReady == ds.Status.DesiredNumberScheduled
 			case "StatefulSet":
-				ss, err := c.AppsV1().StatefulSets(ns).Get(ctx, w.name, metav1.GetOptions{})
+				ss, err := c.AppsV1().StatefulSets(upgradeNS).Get(ctx, w.name, metav1.GetOptions{})
 				ok = err == nil && ss.Status.ObservedGeneration >= ss.Generation && ss.Status.UpdatedReplicas == *ss.Spec.Replicas && ss.Status.ReadyReplicas == *ss.Spec.Replicas && ss.Status.CurrentRevision == ss.Status.UpdateRevision
 			}
 			if !ok {
@@ -370,18 +354,18 @@ func ready(ctx context.Context, c kubernetes.Interface, ws []workload) error {
 }
 
 func setData(ctx context.Context, c kubernetes.Interface, v string) error {
-	cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
+	cm, err := c.CoreV1().ConfigMaps(upgradeNS).Get(ctx, "cfg", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	cm.Data = map[string]string{"v": v}
-	_, err = c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	_, err = c.CoreV1().ConfigMaps(upgradeNS).Update(ctx, cm, metav1.UpdateOptions{})
 	return err
 }
 
 func waitRevisions(ctx context.Context, c kubernetes.Interface, name string, n int) error {
 	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		s, err := snapshot(ctx, c)
+		s, err := observe(ctx, c)
 		return err == nil && s.revisions[name] >= n, nil
 	})
 }
@@ -391,7 +375,7 @@ func waitRevisions(ctx context.Context, c kubernetes.Interface, name string, n i
 func waitQuiet(ctx context.Context, c kubernetes.Interface) error {
 	prev := -1
 	return wait.PollUntilContextTimeout(ctx, 15*time.Second, 3*time.Minute, false, func(ctx context.Context) (bool, error) {
-		s, err := snapshot(ctx, c)
+		s, err := observe(ctx, c)
 		if err != nil {
 			return false, nil
 		}
@@ -404,16 +388,16 @@ func waitQuiet(ctx context.Context, c kubernetes.Interface) error {
 
 // mountedByLatest returns the ConfigMap that the "config" volume of the workload's latest
 // revision mounts.
-func mountedByLatest(ctx context.Context, c kubernetes.Interface, w workload) string {
+func mountedByLatest(ctx context.Context, c kubernetes.Interface, w upgradeWorkload) string {
 	switch w.kind {
 	case "Deployment":
-		d, err := c.AppsV1().Deployments(ns).Get(ctx, w.name, metav1.GetOptions{})
+		d, err := c.AppsV1().Deployments(upgradeNS).Get(ctx, w.name, metav1.GetOptions{})
 		if err != nil {
 			return ""
 		}
 		return d.Spec.Template.Spec.Volumes[0].ConfigMap.Name
 	default:
-		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + w.name})
+		pods, err := c.CoreV1().Pods(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + w.name})
 		if err != nil || len(pods.Items) == 0 {
 			return ""
 		}
@@ -459,7 +443,7 @@ func record(component string) error {
 }
 
 func readPid(component string) (int, error) {
-	raw, err := os.ReadFile(filepath.Join(*pids, component+".pid"))
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(*pidFile), component+".pid"))
 	if err != nil {
 		return 0, err
 	}
@@ -504,23 +488,40 @@ func swap(component, dir string, gated bool) error {
 	return nil
 }
 
-// restart stops the component if it runs and starts it as procs records it, then waits until
-// the API server answers.
+// restart stops the component if it runs (SIGTERM) and starts it again as procs records it.
 func restart(component string) error {
-	p := procs[component]
-	if pid, err := readPid(component); err == nil {
-		path := fmt.Sprintf("/proc/%d", pid)
-		if !exited(path) {
-			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-				return err
-			}
-			if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-				return exited(path), nil
-			}); err != nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+	if err := stop(component, syscall.SIGTERM); err != nil {
+		return err
 	}
+	return start(component)
+}
+
+// stop sends sig to the component if it runs and waits until it has exited (SIGKILL after a
+// minute).
+func stop(component string, sig syscall.Signal) error {
+	pid, err := readPid(component)
+	if err != nil {
+		return err
+	}
+	path := fmt.Sprintf("/proc/%d", pid)
+	if exited(path) {
+		return nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		return exited(path), nil
+	}); err != nil {
+		return syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// start starts the component as procs records it, writes its pid where kwokctl reads it (so
+// 'make down' stops it), and waits until the API server answers.
+func start(component string) error {
+	p := procs[component]
 	logFile, err := os.OpenFile(filepath.Join(p.dir, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -532,7 +533,7 @@ func restart(component string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*pids, component+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(filepath.Dir(*pidFile), component+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		return err
 	}
 	_ = cmd.Process.Release()
@@ -540,14 +541,4 @@ func restart(component string) error {
 		out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "get", "--raw", "/readyz").CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == "ok", nil
 	})
-}
-
-// exited reports whether the process of /proc/<pid> is gone or a zombie.
-func exited(proc string) bool {
-	stat, err := os.ReadFile(proc + "/stat")
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
 }
