@@ -22,7 +22,7 @@ help:
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
-	@echo "make test              unit, integration and e2e tests"
+	@echo "make test              unit, integration, e2e and upgrade tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
