@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build kubectl (or the commands given as arguments) from the tree's pristine base commit (upstream
-# v1.37.1, none of our patches) into _output/bin/stock/: kubectl is the client nearly every user
-# runs. The e2e tests run the user-visible
-# flows (kubectl rollout undo) with it, so they prove the feature works with clients nobody here
-# wrote.
+# v1.37.1, none of our patches) into _output/bin/stock/. kubectl is the client nearly every user
+# runs: the e2e tests run the user-visible flows (kubectl rollout undo) with it, so they prove the
+# feature works with clients nobody here wrote. make upgrade builds kube-apiserver and
+# kube-controller-manager too.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 

@@ -91,10 +91,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 
 	step("2. upgrade to the patched kube-apiserver and kube-controller-manager, gate on: no revision, no pod replaced")
-	if err := swap("kube-apiserver", *patchedBin, true); err != nil {
-		return err
-	}
-	if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+	if err := toPatched(); err != nil {
 		return err
 	}
 	if err := unchanged(ctx, c, before, "the upgrade"); err != nil {
@@ -174,17 +171,15 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 	// Snapshots are ordinary ConfigMaps and Secrets to stock binaries: still there, owned by the
 	// revisions that used them, deleted by the stock garbage collector with their last owner.
+	snapshotsAfter := snapshotOwners(ctx, c)
 	for name, owners := range snapshotsBefore {
-		if got, ok := snapshotOwners(ctx, c)[name]; !ok || got != owners {
+		if got, ok := snapshotsAfter[name]; !ok || got != owners {
 			return fmt.Errorf("after the downgrade snapshot %s has owners %q, had %q", name, got, owners)
 		}
 	}
 
 	step("5. forward to the patched binaries again: nothing more rolls out")
-	if err := swap("kube-apiserver", *patchedBin, true); err != nil {
-		return err
-	}
-	if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+	if err := toPatched(); err != nil {
 		return err
 	}
 	if err := unchanged(ctx, c, downgraded, "the way forward"); err != nil {
@@ -199,6 +194,15 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	fmt.Printf("upgrade: PASS: upgrade 0 revisions/0 pods replaced; downgrade rolled the %d workloads that ask for snapshots to their live sources, nothing else; forward again 0 revisions/0 pods replaced; %d snapshots kept with their owners\n",
 		rolled, len(snapshotsBefore))
 	return nil
+}
+
+// toPatched upgrades the control plane to the patched binaries with the gate on: the API server
+// first, then the controller manager (the supported skew).
+func toPatched() error {
+	if err := swap("kube-apiserver", *patchedBin, true); err != nil {
+		return err
+	}
+	return swap("kube-controller-manager", *patchedBin, true)
 }
 
 func step(s string) { fmt.Printf("upgrade: %s (%s)\n", s, time.Now().Format("15:04:05")) }
