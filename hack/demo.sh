@@ -30,28 +30,31 @@ wait_revision() {
   done
   fail "the Deployment did not reach revision ${want}"
 }
-# pods_mount SNAPSHOT [APP]: every running pod labelled app=APP (default web) mounts SNAPSHOT.
-# On a real node (make up NODES=real) a pod also reads the snapshot's content from its file.
+# pods_mount SNAPSHOT [APP]: every running pod labelled app=APP (default web) uses SNAPSHOT: the
+# web pods mount it (volume), the agent pods read their environment from it (envFrom). On a real
+# node (make up NODES=real) a pod also reads the snapshot's content: from its file (web), from its
+# environment (agent).
 pods_mount() {
-  local want=$1 app=${2:-web} mounted=
+  local want=$1 app=${2:-web} mounted= ref='{.spec.volumes[0].configMap.name}'
+  local key=greeting read=(cat /etc/web/greeting)
+  if [[ ${app} == agent ]]; then ref='{.spec.containers[0].envFrom[0].configMapRef.name}' key=level read=(printenv level); fi
   for _ in $(seq 1 60); do
     local mounts
-    mounts=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.spec.volumes[0].configMap.name}{"\n"}{end}' | sort -u)
+    mounts=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath="{range .items[*]}${ref}{\"\\n\"}{end}" | sort -u)
     if [[ ${mounts} == "${want}" ]]; then mounted=1; break; fi
     sleep 1
   done
-  [[ -n ${mounted} ]] || fail "the pods do not all mount ${want}: $(k get pods -l "app=${app}" -o jsonpath='{.items[*].spec.volumes[0].configMap.name}')"
+  [[ -n ${mounted} ]] || fail "the pods do not all use ${want}: $(k get pods -l "app=${app}" -o jsonpath="{.items[*]${ref#\{}")"
   [[ -f ${LOCAL_DIR}/node/kubelet.pid ]] || return 0
-  local key=greeting dir=/etc/web pod content
-  if [[ ${app} == agent ]]; then key=level dir=/etc/agent; fi
+  local pod content
   content=$(k get cm "${want}" -o jsonpath="{.data.${key}}")
   pod=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
   for _ in $(seq 1 30); do
-    [[ $(k exec "${pod}" -- cat "${dir}/${key}" 2>/dev/null) == "${content}" ]] && break
+    [[ $(k exec "${pod}" -- "${read[@]}" 2>/dev/null) == "${content}" ]] && break
     sleep 1
   done
-  run "${KUBECTL[@]}" -n "${NS}" exec "${pod}" -- cat "${dir}/${key}"; echo
-  [[ $(k exec "${pod}" -- cat "${dir}/${key}") == "${content}" ]] || fail "pod ${pod} does not read ${content} in ${dir}/${key}"
+  run "${KUBECTL[@]}" -n "${NS}" exec "${pod}" -- "${read[@]}"
+  [[ $(k exec "${pod}" -- "${read[@]}") == "${content}" ]] || fail "pod ${pod} does not read ${content} (${read[*]})"
 }
 # wait_no_snapshots: wait until the garbage collector has deleted every snapshot.
 wait_no_snapshots() {
@@ -110,14 +113,14 @@ run "${KUBECTL[@]}" -n "${NS}" get configmaps
 
 agent_snapshot() { k get cm -l "${SNAP_LABEL}" -o jsonpath="{range .items[?(@.data.level==\"$1\")]}{.metadata.name}{end}"; }
 
-say "A DaemonSet (a node agent) does the same, with ControllerRevisions"
-run sed -n '/volumes:/,$p' "${FORK_ROOT}/demo/agent.yaml"
+say "A DaemonSet (a node agent) does the same with environment variables (envFrom), with ControllerRevisions"
+run sed -n '/containers:/,$p' "${FORK_ROOT}/demo/agent.yaml"
 run "${KUBECTL[@]}" -n "${NS}" apply -f "${FORK_ROOT}/demo/agent.yaml"
 run "${KUBECTL[@]}" -n "${NS}" rollout status daemonset/agent --timeout=90s || fail "rollout did not complete"
 agent1=$(agent_snapshot info)
 [[ ${agent1} == agent-config-* ]] || fail "no snapshot of agent-config"
 pods_mount "${agent1}" agent
-echo "Every agent pod mounts ${agent1}."
+echo "Every agent pod reads its environment from ${agent1}."
 run "${KUBECTL[@]}" -n "${NS}" patch configmap agent-config --type merge -p '{"data":{"level":"debug"}}'
 for _ in $(seq 1 60); do agent2=$(agent_snapshot debug); [[ -n ${agent2} ]] && break; sleep 1; done
 [[ -n ${agent2} ]] || fail "no snapshot of the new content"
@@ -125,7 +128,7 @@ pods_mount "${agent2}" agent
 run "${KUBECTL[@]}" -n "${NS}" rollout history daemonset/agent
 run "${KUBECTL[@]}" -n "${NS}" rollout undo daemonset/agent
 pods_mount "${agent1}" agent
-echo "After kubectl rollout undo every agent pod mounts ${agent1} again."
+echo "After kubectl rollout undo every agent pod reads its environment from ${agent1} again."
 run "${KUBECTL[@]}" -n "${NS}" delete daemonset agent
 wait_no_snapshots
 echo "Deleted with the DaemonSet's ControllerRevisions: no snapshot left."
