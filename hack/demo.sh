@@ -91,6 +91,12 @@ pods_mount "${snap2}"
 run "${KUBECTL[@]}" -n "${NS}" rollout history deployment/web
 run "${KUBECTL[@]}" -n "${NS}" get rs -l app=web -o custom-columns=NAME:.metadata.name,REVISION:.metadata.annotations.deployment\\.kubernetes\\.io/revision,REPLICAS:.spec.replicas,CONFIG:.spec.template.spec.volumes[0].configMap.name
 
+say "What changed, and why it rolled: the rollout's event and the revision's history name the key"
+run "${KUBECTL[@]}" -n "${NS}" get events --field-selector reason=ConfigSnapshotRollout -o custom-columns=OBJECT:.involvedObject.name,MESSAGE:.message
+[[ $(k get events --field-selector reason=ConfigSnapshotRollout -o jsonpath='{.items[*].message}') == *"ConfigMap web-config changed keys [greeting]"* ]] || fail "no event names the changed key"
+run "${KUBECTL[@]}" -n "${NS}" rollout history deployment/web --revision=2
+[[ $(k rollout history deployment/web --revision=2) == *'changed  greeting: "hello" -> "bonjour"'* ]] || fail "the history of revision 2 does not show the change of greeting"
+
 say "That was a mistake: kubectl rollout undo brings the old content back"
 run "${KUBECTL[@]}" -n "${NS}" rollout undo deployment/web
 wait_revision 3
