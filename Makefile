@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics chaos storm upgrade kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image clean help
 
 all: up
 
@@ -19,6 +19,7 @@ help:
 	@echo "make down              stop the local cluster"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make metrics           the workload_config_snapshot_* metrics of the local kube-controller-manager"
+	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager on one cluster (BENCH_SCALE=small|full)"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
@@ -72,6 +73,9 @@ demo:
 
 metrics:
 	@hack/metrics.sh
+
+bench: tree
+	@hack/bench.sh $(ARGS)
 
 chaos: tree
 	@hack/chaos.sh $(ARGS)

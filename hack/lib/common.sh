@@ -123,3 +123,23 @@ build_chaos() {
   log "building the chaos program"
   (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
 }
+
+# kcm_metric_endpoint: "HOST CERT KEY" of the local cluster's kube-controller-manager /metrics,
+# from the cluster's kwok.yaml (kwokctl starts it with /metrics open to every client and records
+# the endpoint with the cluster's client certificate).
+kcm_metric_endpoint() {
+  local config=${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/kwok.yaml
+  [[ -f ${config} ]] || die "no local cluster: run 'make up' first"
+  awk '
+    /^- args:/ { component = "" }
+    /^  name: / { component = $2 }
+    /^  metric:/ { in_metric = 1; next }
+    in_metric && /^    host:/ { host = $2 }
+    in_metric && /^    certPath:/ { cert = $2 }
+    in_metric && /^    keyPath:/ { key = $2 }
+    in_metric && !/^    / { in_metric = 0 }
+    component == "kube-controller-manager" && host != "" { print host, cert, key; exit }
+    /^  name: / && component != "kube-controller-manager" { host = ""; cert = ""; key = "" }
+  ' "${config}"
+}
+

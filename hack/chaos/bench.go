@@ -1,0 +1,486 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// The -bench mode measures, on one local cluster (patched kube-apiserver with the gate on, the
+// same etcd and data), what kube-controller-manager costs as stock v1.37.1 and as patched with
+// the gate on: it swaps the controller manager's binary (swap, upgrade.go) and runs the same
+// scenarios in a fresh namespace for each. See hack/bench.sh.
+var (
+	bench          = flag.Bool("bench", false, "instead of the chaos: measure stock and patched kube-controller-manager side by side (see hack/bench.sh)")
+	benchOut       = flag.String("bench-out", "", "with -bench: directory for bench.json and bench.md")
+	kcmMetrics     = flag.String("kcm-metrics", "", "with -bench: https URL of kube-controller-manager's /metrics")
+	kcmCert        = flag.String("kcm-cert", "", "with -bench: client certificate for kube-controller-manager's /debug/pprof")
+	kcmKey         = flag.String("kcm-key", "", "with -bench: its key")
+	benchSecrets   = flag.Int("bench-objects", 1000, "with -bench: Secrets and ConfigMaps (12 KiB each) in the cluster, for memory")
+	benchFanOut    = flag.Int("bench-fanout", 100, "with -bench: Deployments that share one watched ConfigMap")
+	benchWorkloads = flag.Int("bench-workloads", 20, "with -bench: workloads of each kind that mount ConfigMaps and Secrets without snapshot")
+	benchSettle    = flag.Duration("bench-settle", 20*time.Second, "with -bench: how long the controller manager idles before memory is read, and in the idle part of the API call scenario")
+)
+
+// benchResult is one scenario's figure for one controller manager.
+type benchResult struct {
+	Scenario string  `json:"scenario"`
+	Unit     string  `json:"unit"`
+	Stock    float64 `json:"stock"`
+	Patched  float64 `json:"patched"`
+	// Note says what the figures mean, and the target.
+	Note string `json:"note"`
+}
+
+func runBench(ctx context.Context, c kubernetes.Interface) error {
+	start := time.Now()
+	step("bench: creating the shared data")
+	if err := benchData(ctx, c); err != nil {
+		return err
+	}
+	// Both controller managers run with the command line kwokctl gave, plus the heap profile
+	// among the paths that need no authorization (it forces a GC before memory is read).
+	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		if err := record(component); err != nil {
+			return err
+		}
+	}
+	for i, a := range procs["kube-controller-manager"].args {
+		if strings.HasPrefix(a, "--authorization-always-allow-paths=") {
+			procs["kube-controller-manager"].args[i] = a + ",/debug/pprof/heap"
+		}
+	}
+	figures := map[string]map[string]float64{}
+	for _, mode := range []struct {
+		name  string
+		dir   string
+		gated bool
+	}{{"stock", *stockBin, false}, {"patched", *patchedBin, true}} {
+		step("bench: kube-controller-manager " + mode.name)
+		if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
+			return err
+		}
+		f, err := benchScenarios(ctx, c, "bench-"+mode.name, mode.gated)
+		if err != nil {
+			return fmt.Errorf("%s: %w", mode.name, err)
+		}
+		figures[mode.name] = f
+	}
+	s, p := figures["stock"], figures["patched"]
+	results := []benchResult{
+		{"P1 API calls of kube-controller-manager, workloads without snapshot", "requests", s["p1-requests"], p["p1-requests"],
+			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create, scale, template edit, idle %v (kube-controller-manager's rest_client_requests_total); target: equal", 3**benchWorkloads, *benchSettle)},
+		{"P1 ConfigMap and Secret requests meanwhile", "requests", s["p1-cm-secret"], p["p1-cm-secret"],
+			"apiserver_request_total for configmaps and secrets, all clients (the bench makes none); target: 0 more than stock"},
+		{"P2 kube-controller-manager Go heap after GC", "MiB", s["p2-heap"], p["p2-heap"],
+			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data), %d Deployments snapshotting one ConfigMap (go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1); target: patched <= 1.02x stock", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchWorkloads)},
+		{"P2 kube-controller-manager RSS", "MiB", s["p2-rss"], p["p2-rss"], "the same moment (VmRSS: includes memory the Go runtime has not returned)"},
+		{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
+			fmt.Sprintf("N = %d; edit → every Deployment has its new ReplicaSet", *benchFanOut)},
+		{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", 0, p["p5-source"],
+			fmt.Sprintf("N = %d share the ConfigMap (patched only; includes the 1 s batch window); target: <= 1.2x the template edits", *benchFanOut)},
+	}
+	if err := writeBench(results, time.Since(start)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// benchData creates the Secrets and ConfigMaps that fill the informer caches (memory).
+func benchData(ctx context.Context, c kubernetes.Interface) error {
+	const ns = "bench-data"
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	value := strings.Repeat("x", 12*1024)
+	for i := 0; i < *benchSecrets; i++ {
+		if _, err := c.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%d", i)},
+			Data: map[string][]byte{"v": []byte(value)}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%d", i)},
+			Data: map[string]string{"v": value}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchScenarios runs the scenarios in namespace ns and returns their figures.
+func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string]float64, error) {
+	f := map[string]float64{}
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) }()
+	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
+		return nil, err
+	}
+	// The controller manager that swap started works once it holds the leader lease (the one
+	// it replaced may not have released it) and its informers have synced: a Deployment gets its
+	// ReplicaSet.
+	if err := createBenchDeployment(ctx, c, ns, "probe", false); err != nil {
+		return nil, err
+	}
+	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager does not work: %w", err)
+	}
+
+	// P1: API calls for workloads that do not opt in.
+	step("bench:   P1 API calls")
+	reqBefore, err := kcmRequests()
+	if err != nil {
+		return nil, err
+	}
+	cmBefore, err := apiserverRequests(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := 0; i < *benchWorkloads; i++ {
+		for _, kind := range []string{"Deployment", "DaemonSet", "StatefulSet"} {
+			w := workload{kind, fmt.Sprintf("plain-%s-%d", strings.ToLower(kind), i), "cfg"}
+			if err := createPlain(ctx, c, ns, w); err != nil {
+				return nil, err
+			}
+			names = append(names, kind+"/"+w.name)
+		}
+	}
+	if err := editPlain(ctx, c, ns, names); err != nil {
+		return nil, err
+	}
+	time.Sleep(*benchSettle)
+	reqAfter, err := kcmRequests()
+	if err != nil {
+		return nil, err
+	}
+	cmAfter, err := apiserverRequests(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	f["p1-requests"], f["p1-cm-secret"] = reqAfter-reqBefore, cmAfter-cmBefore
+
+	// P2: memory, with workloads that snapshot (the patched controller manager holds what it
+	// needs for them) after the controller manager idled.
+	for i := 0; i < *benchWorkloads; i++ {
+		if err := createBenchDeployment(ctx, c, ns, fmt.Sprintf("snap-%d", i), true); err != nil {
+			return nil, err
+		}
+	}
+	step("bench:   P2 memory")
+	time.Sleep(*benchSettle)
+	rss, err := kcmRSS()
+	if err != nil {
+		return nil, err
+	}
+	heap, err := kcmHeap()
+	if err != nil {
+		return nil, err
+	}
+	f["p2-rss"], f["p2-heap"] = rss, heap
+
+	// P5: fan-out.
+	step("bench:   P5 fan-out")
+	var fan []string
+	for i := 0; i < *benchFanOut; i++ {
+		name := fmt.Sprintf("fan-%d", i)
+		if err := createBenchDeployment(ctx, c, ns, name, true); err != nil {
+			return nil, err
+		}
+		fan = append(fan, name)
+	}
+	if err := waitRevision(ctx, c, ns, fan, 1); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	for _, name := range fan {
+		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
+		if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	if err := waitRevision(ctx, c, ns, fan, 2); err != nil {
+		return nil, err
+	}
+	f["p5-template"] = time.Since(t0).Seconds()
+	if patched {
+		// Past the minimum interval since the revisions just made.
+		time.Sleep(11 * time.Second)
+		t0 = time.Now()
+		if err := setConfig(ctx, c, ns, "cfg", "v2"); err != nil {
+			return nil, err
+		}
+		if err := waitRevision(ctx, c, ns, fan, 3); err != nil {
+			return nil, err
+		}
+		f["p5-source"] = time.Since(t0).Seconds()
+	}
+	return f, nil
+}
+
+func createConfig(ctx context.Context, c kubernetes.Interface, ns, name, value string) error {
+	_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": value}}, metav1.CreateOptions{})
+	return err
+}
+
+func setConfig(ctx context.Context, c kubernetes.Interface, ns, name, value string) error {
+	cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data = map[string]string{"v": value}
+	_, err = c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
+// createBenchDeployment creates a Deployment of no replica (the controllers' work is the
+// revisions) that mounts cfg, with snapshot and watch or without.
+func createBenchDeployment(ctx context.Context, c kubernetes.Interface, ns, name string, snapshot bool) error {
+	labels := map[string]string{"app": name}
+	vol := v1.Volume{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}
+	if snapshot {
+		vol.ConfigMap.Snapshot, vol.ConfigMap.Watch = ptr.To(true), ptr.To(true)
+	}
+	_, err := c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: apps.DeploymentSpec{
+		Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}, Volumes: []v1.Volume{vol}}},
+	}}, metav1.CreateOptions{})
+	return err
+}
+
+// createPlain creates a workload of one replica that mounts a ConfigMap and a Secret without
+// snapshot.
+func createPlain(ctx context.Context, c kubernetes.Interface, ns string, w workload) error {
+	labels := map[string]string{"app": w.name}
+	spec := v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}, Volumes: []v1.Volume{
+		{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}},
+		{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "absent", Optional: ptr.To(true)}}},
+	}}
+	tmpl := v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}
+	sel := &metav1.LabelSelector{MatchLabels: labels}
+	var err error
+	switch w.kind {
+	case "Deployment":
+		_, err = c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: metav1.ObjectMeta{Name: w.name}, Spec: apps.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
+	case "DaemonSet":
+		_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &apps.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: w.name}, Spec: apps.DaemonSetSpec{Selector: sel, Template: tmpl}}, metav1.CreateOptions{})
+	case "StatefulSet":
+		_, err = c.AppsV1().StatefulSets(ns).Create(ctx, &apps.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: w.name}, Spec: apps.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: sel, Template: tmpl, ServiceName: w.name}}, metav1.CreateOptions{})
+	}
+	return err
+}
+
+// editPlain scales the Deployments and StatefulSets to 2 and edits every template's image.
+func editPlain(ctx context.Context, c kubernetes.Interface, ns string, names []string) error {
+	image := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
+	scale := []byte(`{"spec":{"replicas":2}}`)
+	for _, n := range names {
+		kind, name, _ := strings.Cut(n, "/")
+		var err error
+		switch kind {
+		case "Deployment":
+			if _, err = c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, scale, metav1.PatchOptions{}); err == nil {
+				_, err = c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, image, metav1.PatchOptions{})
+			}
+		case "DaemonSet":
+			_, err = c.AppsV1().DaemonSets(ns).Patch(ctx, name, types.StrategicMergePatchType, image, metav1.PatchOptions{})
+		case "StatefulSet":
+			if _, err = c.AppsV1().StatefulSets(ns).Patch(ctx, name, types.StrategicMergePatchType, scale, metav1.PatchOptions{}); err == nil {
+				_, err = c.AppsV1().StatefulSets(ns).Patch(ctx, name, types.StrategicMergePatchType, image, metav1.PatchOptions{})
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitRevision waits until every Deployment of names is at revision n.
+func waitRevision(ctx context.Context, c kubernetes.Interface, ns string, names []string, n int) error {
+	want := strconv.Itoa(n)
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		at := map[string]bool{}
+		for _, d := range list.Items {
+			at[d.Name] = d.Annotations["deployment.kubernetes.io/revision"] == want
+		}
+		for _, name := range names {
+			if !at[name] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// kcmRSS returns the resident memory of kube-controller-manager, in MiB.
+func kcmRSS() (float64, error) {
+	pid, err := readPid("kube-controller-manager")
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if fields := strings.Fields(s.Text()); len(fields) >= 2 && fields[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+// kcmGet reads a path of kube-controller-manager's secure port (relative to -kcm-metrics) with
+// the cluster's client certificate.
+func kcmGet(path string) (string, error) {
+	cert, err := tls.LoadX509KeyPair(*kcmCert, *kcmKey)
+	if err != nil {
+		return "", err
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}}, Timeout: time.Minute}
+	resp, err := client.Get(strings.TrimSuffix(*kcmMetrics, "/metrics") + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return string(body), nil
+}
+
+// kcmRequests returns the sum of kube-controller-manager's rest_client_requests_total.
+func kcmRequests() (float64, error) {
+	body, err := kcmGet("/metrics")
+	if err != nil {
+		return 0, err
+	}
+	return sumMetric(body, "rest_client_requests_total", nil), nil
+}
+
+// kcmHeap returns kube-controller-manager's Go heap in MiB right after a garbage collection
+// (the heap profile with gc=1 runs one).
+func kcmHeap() (float64, error) {
+	if _, err := kcmGet("/debug/pprof/heap?gc=1"); err != nil {
+		return 0, err
+	}
+	body, err := kcmGet("/metrics")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_alloc_bytes "); ok {
+			b, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return b / (1 << 20), err
+		}
+	}
+	return 0, fmt.Errorf("no go_memstats_heap_alloc_bytes")
+}
+
+// apiserverRequests returns the apiserver's requests for configmaps and secrets so far.
+func apiserverRequests(ctx context.Context, c kubernetes.Interface) (float64, error) {
+	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return sumMetric(string(raw), "apiserver_request_total", []string{`resource="configmaps"`, `resource="secrets"`}), nil
+}
+
+// sumMetric sums the samples of a counter in a Prometheus text exposition whose labels contain
+// one of anyOf (every sample when anyOf is empty).
+func sumMetric(text, name string, anyOf []string) float64 {
+	var sum float64
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		labels, value, ok := strings.Cut(line, "} ")
+		if !ok {
+			continue
+		}
+		match := len(anyOf) == 0
+		for _, a := range anyOf {
+			match = match || strings.Contains(labels, a)
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && match {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// writeBench prints the table and writes it as bench.json and bench.md.
+func writeBench(results []benchResult, took time.Duration) error {
+	var md strings.Builder
+	fmt.Fprintf(&md, "| scenario | stock | patched | ratio | unit | what |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		ratio := "-"
+		if r.Stock > 0 {
+			ratio = fmt.Sprintf("%.2f", r.Patched/r.Stock)
+		}
+		fmt.Fprintf(&md, "| %s | %.1f | %.1f | %s | %s | %s |\n", r.Scenario, r.Stock, r.Patched, ratio, r.Unit, r.Note)
+	}
+	fmt.Print("\n" + md.String())
+	fmt.Printf("\nbench: %v\n", took.Round(time.Second))
+	if *benchOut == "" {
+		return nil
+	}
+	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(map[string]interface{}{"date": time.Now().UTC().Format(time.RFC3339), "results": results}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*benchOut, "bench.json"), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(*benchOut, "bench.md"), []byte(md.String()), 0o644)
+}
