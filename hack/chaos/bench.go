@@ -24,9 +24,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,36 +88,70 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 		}
 	}
 	figures := map[string]map[string]float64{}
+	latency := map[string]map[string][]float64{}
+	calls := map[string]map[string]float64{}
 	for _, mode := range []struct {
 		name  string
 		dir   string
 		gated bool
-	}{{"stock", *stockBin, false}, {"patched", *patchedBin, true}} {
+		// p3Only: run only the latency scenario, with the minimum interval (and so the batch
+		// window) off: what the engine itself adds to a watch-triggered revision.
+		p3Only bool
+	}{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}, {"patched-interval-0", *patchedBin, true, true}} {
 		step("bench: kube-controller-manager " + mode.name)
+		if mode.p3Only {
+			p := procs["kube-controller-manager"]
+			p.args = append(p.args, "--workload-config-snapshot-min-interval=0")
+		}
 		if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
 			return err
 		}
-		f, err := benchScenarios(ctx, c, "bench-"+mode.name, mode.gated)
+		r, err := benchScenarios(ctx, c, "bench-"+mode.name, mode.gated, mode.p3Only)
 		if err != nil {
 			return fmt.Errorf("%s: %w", mode.name, err)
 		}
-		figures[mode.name] = f
+		figures[mode.name], latency[mode.name], calls[mode.name] = r.figures, r.latency, r.calls
 	}
 	s, p := figures["stock"], figures["patched"]
 	results := []benchResult{
 		{"P1 API calls of kube-controller-manager, workloads without snapshot", "requests", s["p1-requests"], p["p1-requests"],
-			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create, scale, template edit, idle %v (kube-controller-manager's rest_client_requests_total); target: equal", 3**benchWorkloads, *benchSettle)},
+			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create, scale, template edit, idle %v (kube-controller-manager's rest_client_requests_total, which also counts leader election and periodic work: see the breakdown by verb and resource); target: equal", 3**benchWorkloads, *benchSettle)},
 		{"P1 ConfigMap and Secret requests meanwhile", "requests", s["p1-cm-secret"], p["p1-cm-secret"],
 			"apiserver_request_total for configmaps and secrets, all clients (the bench makes none); target: 0 more than stock"},
+		{"P1 snapshot API calls per new revision, opt-in", "requests", 0, p["p1-per-revision"],
+			fmt.Sprintf("template edit of %d Deployments that snapshot one shared ConfigMap (reused): snapshot creates + owner patches (workload_config_snapshot_* metrics) / revisions; target: <= 1 (one owner patch, no create)", *benchFanOut)},
 		{"P2 kube-controller-manager Go heap after GC", "MiB", s["p2-heap"], p["p2-heap"],
 			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data), %d Deployments snapshotting one ConfigMap (go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1); target: patched <= 1.02x stock", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchWorkloads)},
 		{"P2 kube-controller-manager RSS", "MiB", s["p2-rss"], p["p2-rss"], "the same moment (VmRSS: includes memory the Go runtime has not returned)"},
-		{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
-			fmt.Sprintf("N = %d; edit → every Deployment has its new ReplicaSet", *benchFanOut)},
-		{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", 0, p["p5-source"],
-			fmt.Sprintf("N = %d share the ConfigMap (patched only; includes the 1 s batch window); target: <= 1.2x the template edits", *benchFanOut)},
 	}
-	if err := writeBench(results, time.Since(start)); err != nil {
+	for _, kind := range benchKinds {
+		for _, q := range []struct {
+			name string
+			q    float64
+		}{{"p50", 0.5}, {"p99", 0.99}} {
+			si, pi := percentile(latency["stock"]["image/"+kind], q.q), percentile(latency["patched"]["image/"+kind], q.q)
+			ps, p0 := percentile(latency["patched"]["source/"+kind], q.q), percentile(latency["patched-interval-0"]["source/"+kind], q.q)
+			results = append(results,
+				benchResult{fmt.Sprintf("P3 %s image edit → new revision, %s", kind, q.name), "seconds", si, pi,
+					fmt.Sprintf("%d %ss that snapshot and watch a ConfigMap each, one edit every %v; target: patched <= 1.1x stock", *benchLatency, kind, *benchSpacing)},
+				benchResult{fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s", kind, q.name), "seconds", si, ps,
+					"stock column: stock image edit; patched: ConfigMap edit with the default minimum interval, whose 1 s batch window (a ConfigMap and a Secret edited together make one revision) is part of the design"},
+				benchResult{fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s, interval 0", kind, q.name), "seconds", si, p0,
+					"the same with --workload-config-snapshot-min-interval=0 (no batch window): what the engine adds; target: <= 1.1x stock image edit"})
+		}
+	}
+	results = append(results,
+		benchResult{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
+			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)},
+		benchResult{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", s["p5-template"], p["p5-source"],
+			fmt.Sprintf("N = %d share the ConfigMap; stock column: stock template edits; includes the 1 s batch window; target: <= 1.2x", *benchFanOut)},
+		benchResult{"Storage: bytes kept after config changes, one Deployment", "KiB", p["storage-kustomize"] / 1024, p["storage-bytes"] / 1024,
+			fmt.Sprintf("%d changes of a 12 KiB ConfigMap, default revisionHistoryLimit (10); stock column: kustomize-style hash-named copies, never deleted (one per change + the first); patched: the snapshots that remain (%v copies)", storageEdits, p["storage-copies"])},
+	)
+	if err := writeChart(latency, figures); err != nil {
+		return err
+	}
+	if err := writeBench(results, callsTable(calls["stock"], calls["patched"]), time.Since(start)); err != nil {
 		return err
 	}
 	return nil
@@ -141,9 +177,22 @@ func benchData(ctx context.Context, c kubernetes.Interface) error {
 	return nil
 }
 
-// benchScenarios runs the scenarios in namespace ns and returns their figures.
-func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string]float64, error) {
+// benchRun is what the scenarios measured with one controller manager.
+type benchRun struct {
+	figures map[string]float64
+	// latency holds P3's samples in seconds by "image/<Kind>" and "source/<Kind>".
+	latency map[string][]float64
+	// calls holds the API server's requests during P1 by "verb resource".
+	calls map[string]float64
+}
+
+const storageEdits = 15
+
+// benchScenarios runs the scenarios in namespace ns and returns their figures; p3Only runs only
+// the latency scenario.
+func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patched, p3Only bool) (*benchRun, error) {
 	f := map[string]float64{}
+	out := &benchRun{figures: f}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
@@ -170,6 +219,12 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager does not work: %w", err)
 	}
+	if p3Only {
+		step("bench:   P3 latency")
+		latency, err := latencyScenario(ctx, c, ns, patched)
+		out.latency = latency
+		return out, err
+	}
 
 	// P1: API calls for workloads that do not opt in.
 	step("bench:   P1 API calls")
@@ -177,7 +232,7 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err != nil {
 		return nil, err
 	}
-	cmBefore, err := apiserverRequests(ctx, c)
+	callsBefore, err := apiserverRequests(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +254,20 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err != nil {
 		return nil, err
 	}
-	cmAfter, err := apiserverRequests(ctx, c)
+	callsAfter, err := apiserverRequests(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	f["p1-requests"], f["p1-cm-secret"] = reqAfter-reqBefore, cmAfter-cmBefore
+	f["p1-requests"] = reqAfter - reqBefore
+	out.calls = map[string]float64{}
+	for k, v := range callsAfter {
+		if d := v - callsBefore[k]; d != 0 {
+			out.calls[k] = d
+		}
+		if strings.HasSuffix(k, " configmaps") || strings.HasSuffix(k, " secrets") {
+			f["p1-cm-secret"] += v - callsBefore[k]
+		}
+	}
 
 	// P2: memory, with workloads that snapshot (the patched controller manager holds what it
 	// needs for them) after the controller manager idled.
@@ -224,6 +288,11 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 	}
 	f["p2-rss"], f["p2-heap"] = rss, heap
 
+	step("bench:   P3 latency")
+	if out.latency, err = latencyScenario(ctx, c, ns, patched); err != nil {
+		return nil, err
+	}
+
 	// P5: fan-out.
 	step("bench:   P5 fan-out")
 	var fan []string
@@ -237,6 +306,10 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err := waitRevision(ctx, c, ns, fan, 1); err != nil {
 		return nil, err
 	}
+	snapshotCallsBefore, err := kcmSnapshotCalls()
+	if err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	for _, name := range fan {
 		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
@@ -248,6 +321,11 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 		return nil, err
 	}
 	f["p5-template"] = time.Since(t0).Seconds()
+	snapshotCallsAfter, err := kcmSnapshotCalls()
+	if err != nil {
+		return nil, err
+	}
+	f["p1-per-revision"] = (snapshotCallsAfter - snapshotCallsBefore) / float64(len(fan))
 	if patched {
 		// Past the minimum interval since the revisions just made.
 		time.Sleep(11 * time.Second)
@@ -259,8 +337,16 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 			return nil, err
 		}
 		f["p5-source"] = time.Since(t0).Seconds()
+
+		step("bench:   storage")
+		copies, bytes, err := storageScenario(ctx, c, ns, storageEdits)
+		if err != nil {
+			return nil, err
+		}
+		f["storage-copies"], f["storage-bytes"] = float64(copies), bytes
+		f["storage-kustomize"] = float64((storageEdits + 1) * (len("v") + 12*1024 + 2))
 	}
-	return f, nil
+	return out, nil
 }
 
 func createConfig(ctx context.Context, c kubernetes.Interface, ns, name, value string) error {
@@ -435,13 +521,46 @@ func kcmHeap() (float64, error) {
 	return 0, fmt.Errorf("no go_memstats_heap_alloc_bytes")
 }
 
-// apiserverRequests returns the apiserver's requests for configmaps and secrets so far.
-func apiserverRequests(ctx context.Context, c kubernetes.Interface) (float64, error) {
+// apiserverRequests returns the apiserver's requests so far by "verb resource" (all clients).
+func apiserverRequests(ctx context.Context, c kubernetes.Interface) (map[string]float64, error) {
 	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, "apiserver_request_total{"), "} ")
+		if !ok || !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		out[label(labels, "verb")+" "+label(labels, "resource")] += v
+	}
+	return out, nil
+}
+
+// label returns the value of label name in a Prometheus label set `a="x",b="y"`.
+func label(labels, name string) string {
+	for _, l := range strings.Split(labels, ",") {
+		if v, ok := strings.CutPrefix(l, name+"="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+// kcmSnapshotCalls returns the snapshot creates and owner patches that kube-controller-manager
+// made so far (0 for stock, which has no such metrics).
+func kcmSnapshotCalls() (float64, error) {
+	body, err := kcmGet("/metrics")
 	if err != nil {
 		return 0, err
 	}
-	return sumMetric(string(raw), "apiserver_request_total", []string{`resource="configmaps"`, `resource="secrets"`}), nil
+	return sumMetric(body, "workload_config_snapshot_owner_patches_total", nil) +
+		sumMetric(body, "workload_config_snapshot_snapshots_total", []string{`operation="created"`, `operation="recreated"`}), nil
 }
 
 // sumMetric sums the samples of a counter in a Prometheus text exposition whose labels contain
@@ -467,8 +586,51 @@ func sumMetric(text, name string, anyOf []string) float64 {
 	return sum
 }
 
+// callsTable returns P1's requests by verb and resource, stock and patched, as Markdown.
+func callsTable(stock, patched map[string]float64) string {
+	keys := map[string]bool{}
+	for k := range stock {
+		keys[k] = true
+	}
+	for k := range patched {
+		keys[k] = true
+	}
+	var md strings.Builder
+	md.WriteString("\nP1 requests to the API server during the scenario, all clients (the bench's own, kwok's and the scheduler's are the same in both runs), by verb and resource:\n\n| verb resource | stock | patched |\n|---|---|---|\n")
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		fmt.Fprintf(&md, "| %s | %.0f | %.0f |\n", k, stock[k], patched[k])
+	}
+	return md.String()
+}
+
+// writeChart draws P3's latency distributions and P5's fan-out times into bench.svg.
+func writeChart(latency map[string]map[string][]float64, figures map[string]map[string]float64) error {
+	if *benchOut == "" {
+		return nil
+	}
+	panels := map[string][]series{}
+	for _, kind := range benchKinds {
+		panels[kind] = []series{
+			{"stock: image edit", "#555555", latency["stock"]["image/"+kind]},
+			{"patched: image edit", "#1f77b4", latency["patched"]["image/"+kind]},
+			{"patched: watched ConfigMap edit (default: 1 s batch window)", "#d62728", latency["patched"]["source/"+kind]},
+			{"patched: watched ConfigMap edit, --workload-config-snapshot-min-interval=0", "#2ca02c", latency["patched-interval-0"]["source/"+kind]},
+		}
+	}
+	bars := []bar{
+		{"stock: template", "#555555", figures["stock"]["p5-template"]},
+		{"patched: template", "#1f77b4", figures["patched"]["p5-template"]},
+		{"patched: ConfigMap", "#d62728", figures["patched"]["p5-source"]},
+	}
+	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
+		return err
+	}
+	svg := chartSVG(panels, benchKinds, bars, fmt.Sprintf("P5: %d Deployments, edit → all new ReplicaSets", *benchFanOut))
+	return os.WriteFile(filepath.Join(*benchOut, "bench.svg"), []byte(svg), 0o644)
+}
+
 // writeBench prints the table and writes it as bench.json and bench.md.
-func writeBench(results []benchResult, took time.Duration) error {
+func writeBench(results []benchResult, extra string, took time.Duration) error {
 	var md strings.Builder
 	fmt.Fprintf(&md, "| scenario | stock | patched | ratio | unit | what |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -476,8 +638,9 @@ func writeBench(results []benchResult, took time.Duration) error {
 		if r.Stock > 0 {
 			ratio = fmt.Sprintf("%.2f", r.Patched/r.Stock)
 		}
-		fmt.Fprintf(&md, "| %s | %.1f | %.1f | %s | %s | %s |\n", r.Scenario, r.Stock, r.Patched, ratio, r.Unit, r.Note)
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s |\n", r.Scenario, figure(r.Stock), figure(r.Patched), ratio, r.Unit, r.Note)
 	}
+	md.WriteString(extra)
 	fmt.Print("\n" + md.String())
 	fmt.Printf("\nbench: %v\n", took.Round(time.Second))
 	if *benchOut == "" {
@@ -494,4 +657,12 @@ func writeBench(results []benchResult, took time.Duration) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(*benchOut, "bench.md"), []byte(md.String()), 0o644)
+}
+
+// figure prints a value with two significant decimals below 10 (latencies), one above.
+func figure(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }

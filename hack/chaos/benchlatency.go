@@ -1,0 +1,266 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	benchLatency = flag.Int("bench-latency", 30, "with -bench: workloads of each kind whose latency (edit → new revision) is measured")
+	benchSpacing = flag.Duration("bench-spacing", 250*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
+)
+
+var benchKinds = []string{"Deployment", "DaemonSet", "StatefulSet"}
+
+// revisionWatch records when a new revision (ReplicaSet, ControllerRevision) of each workload
+// of a namespace appears, as its owner's "Kind/name".
+type revisionWatch struct {
+	mu   sync.Mutex
+	seen map[string][]time.Time
+}
+
+func watchRevisions(ctx context.Context, c kubernetes.Interface, ns string) (*revisionWatch, error) {
+	rw := &revisionWatch{seen: map[string][]time.Time{}}
+	rs, err := c.AppsV1().ReplicaSets(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	crs, err := c.AppsV1().ControllerRevisions(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		rs.Stop()
+		return nil, err
+	}
+	for _, w := range []watch.Interface{rs, crs} {
+		go func() {
+			defer w.Stop()
+			for ev := range w.ResultChan() {
+				if ev.Type != watch.Added {
+					continue
+				}
+				obj, ok := ev.Object.(metav1.Object)
+				if !ok {
+					continue
+				}
+				now := time.Now()
+				if ref := metav1.GetControllerOf(obj); ref != nil {
+					rw.mu.Lock()
+					rw.seen[ref.Kind+"/"+ref.Name] = append(rw.seen[ref.Kind+"/"+ref.Name], now)
+					rw.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return rw, nil
+}
+
+// after returns when the first revision of owner seen after t appeared.
+func (rw *revisionWatch) after(owner string, t time.Time) (time.Time, bool) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	for _, s := range rw.seen[owner] {
+		if s.After(t) {
+			return s, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// latencies makes one edit per workload of ws, one every -bench-spacing, and returns per kind how
+// long each took to get its new revision.
+func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func(w workload) error) (map[string][]float64, error) {
+	started := make([]time.Time, len(ws))
+	for i, w := range ws {
+		started[i] = time.Now()
+		if err := edit(w); err != nil {
+			return nil, err
+		}
+		time.Sleep(*benchSpacing)
+	}
+	out := map[string][]float64{}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		out = map[string][]float64{}
+		for i, w := range ws {
+			at, ok := rw.after(w.kind+"/"+w.name, started[i])
+			if !ok {
+				return false, nil
+			}
+			out[w.kind] = append(out[w.kind], at.Sub(started[i]).Seconds())
+		}
+		return true, nil
+	})
+	return out, err
+}
+
+// latencyScenario (P3) measures, for -bench-latency workloads of each kind that snapshot and watch
+// a ConfigMap of their own, the time from an image edit to the new revision, and (patched only)
+// from an edit of the ConfigMap to the new revision. Keys: "image/<Kind>", "source/<Kind>".
+func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string][]float64, error) {
+	var ws []workload
+	for _, kind := range benchKinds {
+		for i := 0; i < *benchLatency; i++ {
+			w := workload{kind, fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i), fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i)}
+			if err := createConfig(ctx, c, ns, w.source, "v1"); err != nil {
+				return nil, err
+			}
+			if err := create(ctx, c, ns, w); err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	rw, err := watchRevisions(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		for _, w := range ws {
+			if _, ok := rw.after(w.kind+"/"+w.name, time.Time{}); !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return nil, fmt.Errorf("first revisions: %w", err)
+	}
+	// Past the first syncs (status updates of the new workloads) before anything is timed.
+	time.Sleep(5 * time.Second)
+	out := map[string][]float64{}
+	image, err := rw.latencies(ctx, ws, func(w workload) error { return setImage(ctx, c, ns, w, "registry.k8s.io/pause:3.10") })
+	if err != nil {
+		return nil, fmt.Errorf("image edits: %w", err)
+	}
+	for kind, l := range image {
+		out["image/"+kind] = l
+	}
+	if !patched {
+		return out, nil
+	}
+	// Past the minimum interval since the revisions just made: a watch-triggered revision
+	// right after another one waits for it on purpose (storm protection, make storm).
+	time.Sleep(11 * time.Second)
+	source, err := rw.latencies(ctx, ws, func(w workload) error { return setConfig(ctx, c, ns, w.source, "v2") })
+	if err != nil {
+		return nil, fmt.Errorf("source edits: %w", err)
+	}
+	for kind, l := range source {
+		out["source/"+kind] = l
+	}
+	return out, nil
+}
+
+func setImage(ctx context.Context, c kubernetes.Interface, ns string, w workload, image string) error {
+	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"pause","image":%q}]}}}}`, image))
+	var err error
+	switch w.kind {
+	case "Deployment":
+		_, err = c.AppsV1().Deployments(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	case "DaemonSet":
+		_, err = c.AppsV1().DaemonSets(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	case "StatefulSet":
+		_, err = c.AppsV1().StatefulSets(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	return err
+}
+
+// percentile returns the q-quantile (0 < q <= 1) of values by the nearest-rank method.
+func percentile(values []float64, q float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	v := append([]float64(nil), values...)
+	sort.Float64s(v)
+	return v[int(math.Ceil(q*float64(len(v))))-1]
+}
+
+// storageScenario measures what the snapshots of one Deployment keep in the API after -edits
+// changes of its 12 KiB ConfigMap, each rolled by a template edit (snapshot without watch, so
+// that each change makes exactly one revision):
+// the bytes of its snapshots once the history limit (default 10) has removed old ReplicaSets
+// and the garbage collector their snapshots, and how many copies there are.
+func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edits int) (copies int, bytes float64, err error) {
+	const name = "storage"
+	value := strings.Repeat("x", 12*1024)
+	if err := createConfig(ctx, c, ns, name, value+"0"); err != nil {
+		return 0, 0, err
+	}
+	labels := map[string]string{"app": name}
+	if _, err := c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: apps.DeploymentSpec{
+		Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			Volumes: []v1.Volume{{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+				LocalObjectReference: v1.LocalObjectReference{Name: name}, Snapshot: ptr.To(true)}}}}}},
+	}}, metav1.CreateOptions{}); err != nil {
+		return 0, 0, err
+	}
+	if err := waitRevision(ctx, c, ns, []string{name}, 1); err != nil {
+		return 0, 0, err
+	}
+	for i := 1; i <= edits; i++ {
+		if err := setConfig(ctx, c, ns, name, fmt.Sprintf("%s%d", value, i)); err != nil {
+			return 0, 0, err
+		}
+		if err := setImage(ctx, c, ns, workload{"Deployment", name, name}, fmt.Sprintf("registry.k8s.io/pause:3.%d", i)); err != nil {
+			return 0, 0, err
+		}
+		// Both edits in one revision: wait for it before the next pair.
+		if err := waitRevision(ctx, c, ns, []string{name}, i+1); err != nil {
+			return 0, 0, err
+		}
+	}
+	// The history limit and the garbage collector have done their work when the count is
+	// stable.
+	last := -1
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+		if err != nil {
+			return false, err
+		}
+		copies, bytes = 0, 0
+		for _, cm := range list.Items {
+			if cm.Annotations[snapshotutil.SourceAnnotation] != name {
+				continue
+			}
+			copies++
+			for k, v := range cm.Data {
+				bytes += float64(len(k) + len(v))
+			}
+		}
+		stable := copies == last
+		last = copies
+		return stable, nil
+	})
+	return copies, bytes, err
+}
