@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind clean help
 
 all: up
 
@@ -23,7 +23,10 @@ help:
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
-	@echo "make kind-image        a kind node image of the patched release (needs Docker)"
+	@echo "make kind-image        a kind node image of the patched release, built here (KIND_IMAGES=auto|local|upstream)"
+	@echo "make kind-up           a kind cluster from that image, gate on in every component"
+	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
+	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test              unit, integration, e2e and upgrade tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
@@ -86,8 +89,17 @@ storm: tree
 upgrade: tree
 	@hack/upgrade.sh $(ARGS)
 
-kind-image:
+kind-image: tree
 	@hack/kind-image.sh
+
+kind-up:
+	@hack/kind-up.sh
+
+kind-down:
+	@hack/kind-down.sh
+
+test-kind: tree
+	@hack/test-kind.sh
 
 clean:
 	@if [ -d _output/local/kwok ]; then hack/local-down.sh; fi

@@ -1,36 +1,160 @@
 #!/usr/bin/env bash
-# make kind-image: a kind node image of the patched release, built by kind itself from the
-# materialized tree (kind build node-image --type source). Needs a Docker engine and access to the
-# images that upstream's build uses (kube-cross, go-runner, kindest/base); on a machine without a
-# Docker engine it stops before doing anything.
+# make kind-image: a kind node image of the patched release (KIND_IMAGE, default
+# kindest/node:v1.37.1-configsnapshot), built by kind's own node-image builder (`kind build
+# node-image --type file`) from the binaries this repository builds, without upstream's
+# dockerized build:
+#   kubernetes-server-linux-amd64.tar.gz   kubernetes/version, server/bin/{kubeadm,kubelet,kubectl}
+#                                          and the image archives of kube-apiserver,
+#                                          kube-controller-manager, kube-scheduler and kube-proxy,
+#                                          tagged as upstream tags them for this version
+# Images hold the binaries with the libraries they link; kube-proxy's holds the node's Debian
+# system too (it runs iptables).
+#
+# KIND_IMAGES chooses where everything else comes from:
+#   upstream  kind's own base image and the images kind pulls (etcd, coredns, pause, kindnetd,
+#             local-path-provisioner): a machine with Docker and registry access
+#   local     no registry: a base image assembled from Debian's packages (hack/kind/base-rootfs.sh)
+#             and those images built here, packed into the kube-proxy archive so that kind loads
+#             them instead of pulling: etcd (go.mod's), coredns (the version kubeadm wants, from
+#             the Go module proxy), pause (agnhost pause), and two stand-ins: kindnetd
+#             (hack/kind/kindnet: CNI configuration and routes from the nodes' pod CIDRs) and
+#             local-path-provisioner (provisions nothing; PersistentVolumeClaims stay Pending)
+#   auto      (default) upstream when registry.k8s.io answers, else local
+# Starts a Docker engine when none answers (hack/lib/kind.sh); make kind-down stops it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/images.sh"
+source "${FORK_ROOT}/hack/lib/kind.sh"
 
-IMAGE=${KIND_IMAGE:-kindest/node:${KUBE_VERSION}-configsnapshot}
-if ! command -v docker >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then
-  die "building a kind node image needs a running Docker engine, and none answers here ('docker info' fails). Run 'make kind-image' on a machine with Docker."
+mode=${KIND_IMAGES:-auto}
+if [[ ${mode} == auto ]]; then
+  mode=local
+  if timeout 5 bash -c '</dev/tcp/registry.k8s.io/443' 2>/dev/null; then mode=upstream; fi
 fi
-"${FORK_ROOT}/hack/materialize.sh"
-want=$(cd "${FORK_ROOT}" && go list -m -f '{{.Version}}' sigs.k8s.io/kind)
-log "building kind ${want}"
-(cd "${FORK_ROOT}" && go build -o "${FORK_BIN}/kind" sigs.k8s.io/kind)
+[[ ${mode} == local || ${mode} == upstream ]] || die "KIND_IMAGES is auto, local or upstream, not ${mode}"
+log "kind node image ${KIND_IMAGE} (KIND_IMAGES=${mode})"
 
-# Upstream's build reads the version from git; the materialized tree's history is ours, so give it
-# the version explicitly (the same one hack/build.sh stamps).
-version_file=$(mktemp)
-trap 'rm -f "${version_file}"' EXIT
-cat >"${version_file}" <<VERSION
-KUBE_GIT_COMMIT=$(git -C "${KUBE_TREE}" rev-parse HEAD)
-KUBE_GIT_TREE_STATE=clean
-KUBE_GIT_VERSION=$(fork_version)
-KUBE_GIT_MAJOR=1
-KUBE_GIT_MINOR=${KUBE_VERSION#v1.}
-VERSION
-sed -i 's/^KUBE_GIT_MINOR=\([0-9]*\).*/KUBE_GIT_MINOR=\1/' "${version_file}"
-log "kind build node-image ${IMAGE}"
-KUBE_GIT_VERSION_FILE=${version_file} "${FORK_BIN}/kind" build node-image --type source "${KUBE_TREE}" --image "${IMAGE}"
+"${FORK_ROOT}/hack/materialize.sh"
+"${FORK_ROOT}/hack/build.sh" kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kubeadm kube-proxy
+kind_build
+docker_up
+version=$(cat "${FORK_BIN}/VERSION")
+tag=${version//+/_}
+kind_dir=$(cd "${FORK_ROOT}" && go list -m -f '{{.Dir}}' sigs.k8s.io/kind)
+const() { sed -n "s/^const $1 = \"\(.*\)\"/\1/p" "${kind_dir}/pkg/build/nodeimage/$2"; }
+
+work=$(mktemp -d)
+# shellcheck disable=SC2064 # expand now
+trap "rm -rf '${work}'" EXIT
+bits=${work}/kubernetes/server/bin
+mkdir -p "${bits}"
+echo "${version}" >"${work}/kubernetes/version"
+cp "${FORK_BIN}"/{kubeadm,kubelet,kubectl} "${bits}/"
+
+# The node's root file system: kind's base image, or the one assembled here (cached by the
+# script's content, ~2 minutes).
+base_rootfs_tar() {
+  local key out
+  key=$(cat "${FORK_ROOT}/hack/kind/base-rootfs.sh" | sha256sum | cut -c1-12)
+  out=${KIND_WORK}/base-rootfs-${key}.tar
+  if [[ ! -f ${out} ]]; then
+    log "assembling kind's base file system from Debian packages (hack/kind/base-rootfs.sh)"
+    apt_install mmdebstrap jq
+    "${FORK_ROOT}/hack/kind/base-rootfs.sh" "${out}.tmp" "${kind_dir}"
+    mv "${out}.tmp" "${out}"
+  fi
+  echo "${out}"
+}
+apt_install() {
+  local missing=() p
+  for p in "$@"; do command -v "${p}" >/dev/null || missing+=("${p}"); done
+  ((${#missing[@]} == 0)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+}
+
+mkdir -p "${KIND_WORK}"
+log "control-plane images (tag ${tag})"
+for c in kube-apiserver kube-controller-manager kube-scheduler; do
+  binary_rootfs "${work}/${c}" "${FORK_BIN}/${c}"
+  write_image "${work}/${c}" "${bits}/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "registry.k8s.io/${c}:${tag}"
+done
+if [[ ${mode} == local ]]; then
+  mkdir -p "${work}/kube-proxy"
+  tar -C "${work}/kube-proxy" -xf "$(base_rootfs_tar)"
+  cp "${FORK_BIN}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+else
+  # Debian's iptables and conntrack with kube-proxy, as upstream's distroless-iptables has them.
+  apt_install mmdebstrap
+  mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/proxy-rootfs.tar"
+  mkdir -p "${work}/kube-proxy"
+  tar -C "${work}/kube-proxy" -xf "${work}/proxy-rootfs.tar"
+  cp "${FORK_BIN}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+fi
+write_image "${work}/kube-proxy" "${work}/kube-proxy.tar" '"Entrypoint":["/usr/local/bin/kube-proxy"]' "registry.k8s.io/kube-proxy:${tag}"
+
+base_image=
+if [[ ${mode} == upstream ]]; then
+  mv "${work}/kube-proxy.tar" "${bits}/kube-proxy.tar"
+else
+  log "the images kind would pull, built here"
+  "${FORK_ROOT}/hack/install-etcd.sh"
+  BUSYBOX=${BUSYBOX:-/bin/busybox}
+  [[ -x ${BUSYBOX} ]] || apt_install busybox
+  "${FORK_ROOT}/hack/node-images.sh" build-if-missing
+  kubeadm_const() { sed -n "s/^\s*$1 = \"\(.*\)\"/\1/p" "${KUBE_TREE}/cmd/kubeadm/app/constants/constants.go"; }
+  etcd_tag=$(kubeadm_const DefaultEtcdVersion) coredns_tag=$(kubeadm_const CoreDNSVersion)
+  pause_ref=$(sed -n 's/^\s*sandbox_image = "\(.*\)"/\1/p' "${kind_dir}/images/base/files/etc/containerd/config.toml")
+
+  binary_rootfs "${work}/etcd" "${FORK_BIN}/etcd"
+  write_image "${work}/etcd" "${work}/etcd.tar" '"Entrypoint":["/usr/local/bin/etcd"]' "registry.k8s.io/etcd:${etcd_tag}"
+
+  if [[ ! -x ${KIND_WORK}/coredns-${coredns_tag} ]]; then
+    log "building coredns ${coredns_tag} (Go module proxy)"
+    (cd "${work}" && go mod download -json "github.com/coredns/coredns@${coredns_tag}" >/dev/null)
+    (cd "$(go env GOMODCACHE)/github.com/coredns/coredns@${coredns_tag}" && CGO_ENABLED=0 go build -o "${KIND_WORK}/coredns-${coredns_tag}" .)
+  fi
+  binary_rootfs "${work}/coredns" "${KIND_WORK}/coredns-${coredns_tag}"
+  mv "${work}/coredns/usr/local/bin/coredns-${coredns_tag}" "${work}/coredns/coredns"
+  write_image "${work}/coredns" "${work}/coredns.tar" '"Entrypoint":["/coredns"]' "registry.k8s.io/coredns/coredns:${coredns_tag}"
+
+  binary_rootfs "${work}/pause" "${FORK_OUTPUT}/images/agnhost"
+  write_image "${work}/pause" "${work}/pause.tar" '"Entrypoint":["/usr/local/bin/agnhost","pause"]' "${pause_ref}"
+
+  log "building the kindnetd stand-in (hack/kind/kindnet)"
+  mkdir -p "${KUBE_TREE}/test/e2e_fork/kindnet"
+  cp "${FORK_ROOT}/hack/kind/kindnet/main.go" "${KUBE_TREE}/test/e2e_fork/kindnet/"
+  grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+  (cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${KIND_WORK}/kindnet" ./test/e2e_fork/kindnet)
+  binary_rootfs "${work}/kindnet" "${KIND_WORK}/kindnet"
+  write_image "${work}/kindnet" "${work}/kindnet.tar" '"Entrypoint":["/usr/local/bin/kindnet"]' "$(const kindnetdImage const_cni.go)"
+
+  # local-path-provisioner's Deployment runs `local-path-provisioner ...`: a no-op that says so.
+  base_rootfs "${work}/local-path"
+  mkdir -p "${work}/local-path/usr/local/bin"
+  printf '#!/bin/sh\necho "local-path-provisioner stand-in (make kind-image, KIND_IMAGES=local): provisions nothing"\nexec sleep 2147483647\n' \
+    >"${work}/local-path/usr/local/bin/local-path-provisioner"
+  chmod 0755 "${work}/local-path/usr/local/bin/local-path-provisioner"
+  write_image "${work}/local-path" "${work}/local-path.tar" '"Cmd":["local-path-provisioner"]' \
+    "$(const storageProvisionerImage const_storage.go)" "$(const storageHelperImage const_storage.go)"
+
+  # kind loads every image that an archive's `repositories` names, and pulls only the others.
+  merge_archives "${bits}/kube-proxy.tar" "${work}"/{kube-proxy,etcd,coredns,pause,kindnet,local-path}.tar
+
+  base_image=kindest/base:configsnapshot-$(basename "$(base_rootfs_tar)" .tar | sed 's/^base-rootfs-//')
+  if ! docker image inspect "${base_image}" >/dev/null 2>&1; then
+    log "base image ${base_image}"
+    mkdir -p "${work}/base"
+    ln "$(base_rootfs_tar)" "${work}/base/rootfs.tar" 2>/dev/null || cp "$(base_rootfs_tar)" "${work}/base/rootfs.tar"
+    printf 'FROM scratch\nADD rootfs.tar /\nENV container=docker\nSTOPSIGNAL SIGRTMIN+3\nENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]\n' >"${work}/base/Dockerfile"
+    DOCKER_BUILDKIT=0 docker build -q -t "${base_image}" "${work}/base" >/dev/null
+  fi
+fi
+
+tar -C "${work}" -czf "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" kubernetes
+log "kind build node-image --type file ($(du -h "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" | cut -f1))"
+"${FORK_BIN}/kind" build node-image --type file "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" \
+  --image "${KIND_IMAGE}" ${base_image:+--base-image "${base_image}"}
 cat <<MSG
 
-Built ${IMAGE}. Start a cluster with the feature gate on:
-  kind create cluster --name snapshots --image ${IMAGE} --config ${FORK_ROOT}/kind/config.yaml
+Built ${KIND_IMAGE} (KIND_IMAGES=${mode}). Start a cluster from it with the gate on everywhere:
+  make kind-up
 MSG

@@ -19,47 +19,10 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/node.sh"
+source "${FORK_ROOT}/hack/lib/images.sh"
 
 IMAGES=${FORK_OUTPUT}/images
-ARCH=$(go env GOARCH)
 BUSYBOX=${BUSYBOX:-/bin/busybox}
-PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-# write_image ROOTFS OUT CONFIG TAG...: a docker-archive of one layer holding ROOTFS. CONFIG is
-# the JSON members of the image's runtime config besides Env (Entrypoint, Cmd, ...). The layer
-# is reproducible (sorted, no owners, no times), so images built from the same rootfs share it.
-write_image() {
-  local rootfs=$1 out=$2 config=$3 work layer config_id tags
-  shift 3
-  work=$(mktemp -d)
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${rootfs}" -cf "${work}/layer.tar" .
-  layer=$(sha256sum "${work}/layer.tar" | cut -d' ' -f1)
-  mv "${work}/layer.tar" "${work}/${layer}.tar"
-  printf '{"architecture":"%s","os":"linux","config":{"Env":["%s"],%s},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-    "${ARCH}" "${PATH_ENV}" "${config}" "${layer}" >"${work}/config.json"
-  config_id=$(sha256sum "${work}/config.json" | cut -d' ' -f1)
-  mv "${work}/config.json" "${work}/${config_id}.json"
-  tags=$(printf '"%s",' "$@")
-  printf '[{"Config":"%s.json","RepoTags":[%s],"Layers":["%s.tar"]}]' "${config_id}" "${tags%,}" "${layer}" >"${work}/manifest.json"
-  tar -C "${work}" -cf "${out}.tmp" manifest.json "${config_id}.json" "${layer}.tar"
-  mv "${out}.tmp" "${out}"
-  rm -rf "${work}"
-}
-
-# base_rootfs DIR: busybox and its applets, users and groups as upstream's images have them.
-base_rootfs() {
-  local dir=$1 applet
-  mkdir -p "${dir}"/{bin,sbin,usr/bin,usr/sbin,etc,root,proc,sys,dev,var/tmp}
-  install -d -m 1777 "${dir}/tmp"
-  cp "${BUSYBOX}" "${dir}/bin/busybox"
-  for applet in $("${BUSYBOX}" --list-full); do
-    [[ -e ${dir}/${applet} ]] || ln -s /bin/busybox "${dir}/${applet}"
-  done
-  printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
-    'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >"${dir}/etc/passwd"
-  printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'user-defined-in-image:x:1000:' \
-    'group-defined-in-image:x:50000:user-defined-in-image' >"${dir}/etc/group"
-}
 
 build() {
   if ! [[ -x ${BUSYBOX} ]] || ! "${BUSYBOX}" --list | grep -x httpd >/dev/null; then

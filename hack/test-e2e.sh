@@ -7,7 +7,8 @@
 #                               rollout and [sig-api-machinery] Garbage collector, minus the
 #                               explicit skip lists in hack/e2e (E2E_FOCUS chooses others)
 #
-# Uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards:
+# E2E_CLUSTER=kind runs them against the cluster of 'make kind-up' (every node real). Else it
+# uses the cluster of 'make up' when one runs; otherwise starts one and stops it afterwards:
 # with a real node (NODES=real) when this runs as root on a Debian system, else with fake nodes
 # (E2E_NODES sets the NODES of that cluster). On a cluster with fake nodes the tests that need
 # pods to run are skipped: "pods reading the files" of ConfigSnapshot, and the upstream tests
@@ -19,6 +20,11 @@ SUITE=${1:-snapshot}
 REPORT=${FORK_OUTPUT}/e2e-report/${SUITE}
 E2E=${FORK_BIN}/e2e.test
 export KUBECONFIG=${LOCAL_KUBECONFIG}
+if [[ ${E2E_CLUSTER:-local} == kind ]]; then
+  source "${FORK_ROOT}/hack/lib/kind.sh"
+  KUBECONFIG=${KIND_KUBECONFIG}
+  REPORT=${FORK_OUTPUT}/e2e-report/kind-${SUITE}
+fi
 
 [[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
 # The test main lives in this repository; it is placed in the tree, excluded from git there.
@@ -32,7 +38,9 @@ log "building the e2e binary (SIG Apps, kubectl and API machinery tests)"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh"
 
 started=
-if ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
+if [[ ${E2E_CLUSTER:-local} == kind ]]; then
+  "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null || die "no kind cluster answers: make kind-up first"
+elif ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 2>&1; then
   nodes=${E2E_NODES:-}
   if [[ -z ${nodes} ]]; then
     nodes=3
@@ -46,6 +54,7 @@ fi
 real_node=
 fake_nodes=$("${FORK_BIN}/kubectl" get nodes -o jsonpath='{.items[*].metadata.annotations.kwok\.x-k8s\.io/node}')
 if [[ -f ${LOCAL_DIR}/node/kubelet.pid && -z ${fake_nodes} ]]; then real_node=1; fi
+if [[ ${E2E_CLUSTER:-local} == kind ]]; then real_node=1; fi
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { if [[ -n ${started} ]]; then "${FORK_ROOT}/hack/local-down.sh"; fi; }
 trap cleanup EXIT

@@ -39,7 +39,7 @@ import (
 
 var (
 	benchLatency = flag.Int("bench-latency", 30, "with -bench: workloads of each kind whose latency (edit → new revision) is measured")
-	benchSpacing = flag.Duration("bench-spacing", 250*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
+	benchSpacing = flag.Duration("bench-spacing", 500*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
 )
 
 var benchKinds = []string{"Deployment", "DaemonSet", "StatefulSet"}
@@ -134,7 +134,9 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, pat
 			if err := createConfig(ctx, c, ns, w.source, "v1"); err != nil {
 				return nil, err
 			}
-			if err := create(ctx, c, ns, w); err != nil {
+			// No replicas (a DaemonSet has one pod per node): the figure is the controller's
+			// time to the new revision, not the rollout of pods.
+			if err := createWith(ctx, c, ns, w, 0); err != nil {
 				return nil, err
 			}
 			ws = append(ws, w)

@@ -187,6 +187,12 @@ func run() error {
 }
 
 func create(ctx context.Context, c kubernetes.Interface, ns string, w workload) error {
+	return createWith(ctx, c, ns, w, 2)
+}
+
+// createWith creates w with the given replicas (Deployments, StatefulSets); it mounts w.source
+// with snapshot and watch.
+func createWith(ctx context.Context, c kubernetes.Interface, ns string, w workload, replicas int32) error {
 	labels := map[string]string{"app": w.name}
 	template := v1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -203,13 +209,13 @@ func create(ctx context.Context, c kubernetes.Interface, ns string, w workload) 
 	switch w.kind {
 	case "Deployment":
 		_, err = c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: meta, Spec: apps.DeploymentSpec{
-			Replicas: ptr.To[int32](2), Selector: selector, Template: template}}, metav1.CreateOptions{})
+			Replicas: ptr.To(replicas), Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "DaemonSet":
 		_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &apps.DaemonSet{ObjectMeta: meta, Spec: apps.DaemonSetSpec{
 			Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "StatefulSet":
 		_, err = c.AppsV1().StatefulSets(ns).Create(ctx, &apps.StatefulSet{ObjectMeta: meta, Spec: apps.StatefulSetSpec{
-			Replicas: ptr.To[int32](2), Selector: selector, Template: template, ServiceName: w.name,
+			Replicas: ptr.To(replicas), Selector: selector, Template: template, ServiceName: w.name,
 			PodManagementPolicy: apps.ParallelPodManagement}}, metav1.CreateOptions{})
 	}
 	return err

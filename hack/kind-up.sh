@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make kind-up: a kind cluster (KIND_CLUSTER, default configsnapshot) from the node image of make
+# kind-image, with kind/config.yaml (WorkloadConfigSnapshot on in every component), on the Docker
+# engine that answers or one started for it (hack/lib/kind.sh). Loads the e2e test images (built
+# here, hack/node-images.sh), waits until the nodes and the system pods are Ready, and prints how
+# to use it. make kind-down removes it.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/kind.sh"
+
+kind_build
+docker_up
+docker image inspect "${KIND_IMAGE}" >/dev/null 2>&1 || die "no image ${KIND_IMAGE}: run make kind-image first"
+# kind mounts the host's /lib/modules into its nodes; where there is none, make an empty one
+# (and remember to remove it: make kind-down).
+if [[ ! -e /lib/modules ]]; then
+  mkdir /lib/modules
+  touch "${KIND_WORK}/created-lib-modules"
+fi
+if "${FORK_BIN}/kind" get clusters 2>/dev/null | grep -qx "${KIND_CLUSTER}"; then
+  log "kind cluster ${KIND_CLUSTER} exists already"
+else
+  log "kind create cluster ${KIND_CLUSTER} (${KIND_IMAGE})"
+  "${FORK_BIN}/kind" create cluster --name "${KIND_CLUSTER}" --image "${KIND_IMAGE}" \
+    --config "${FORK_ROOT}/kind/config.yaml" --kubeconfig "${KIND_KUBECONFIG}" --wait 5m --retain
+fi
+"${FORK_BIN}/kind" export kubeconfig --name "${KIND_CLUSTER}" --kubeconfig "${KIND_KUBECONFIG}" >/dev/null 2>&1
+export KUBECONFIG=${KIND_KUBECONFIG}
+
+"${FORK_ROOT}/hack/node-images.sh" build-if-missing
+log "loading the e2e test images into the nodes"
+for image in busybox agnhost web; do
+  "${FORK_BIN}/kind" load image-archive --name "${KIND_CLUSTER}" "${FORK_OUTPUT}/images/${image}.tar" >/dev/null
+done
+kubectl=${FORK_BIN}/kubectl
+"${kubectl}" wait --for=condition=Ready nodes --all --timeout=5m >/dev/null
+"${kubectl}" -n kube-system wait --for=condition=Ready pods --all --timeout=5m >/dev/null
+"${kubectl}" get nodes -o wide
+cat <<MSG
+
+kind cluster ${KIND_CLUSTER} is up (${KIND_IMAGE}):
+  export KUBECONFIG=${KIND_KUBECONFIG}${DOCKER_HOST:+
+  export DOCKER_HOST=${DOCKER_HOST}}
+  ${kubectl} version
+  make test-e2e E2E_CLUSTER=kind      # the ConfigSnapshot e2e tests against it
+  make kind-down
+MSG
