@@ -190,8 +190,8 @@ func create(ctx context.Context, c kubernetes.Interface, ns string, w workload) 
 	return createWith(ctx, c, ns, w, 2)
 }
 
-// createWith creates w with the given replicas (Deployments, StatefulSets); it mounts w.source
-// with snapshot and watch.
+// createWith creates w with the given replicas (Deployments, StatefulSets; 0 for a DaemonSet:
+// no node matches its selector); it mounts w.source with snapshot and watch.
 func createWith(ctx context.Context, c kubernetes.Interface, ns string, w workload, replicas int32) error {
 	labels := map[string]string{"app": w.name}
 	template := v1.PodTemplateSpec{
@@ -211,6 +211,10 @@ func createWith(ctx context.Context, c kubernetes.Interface, ns string, w worklo
 		_, err = c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: meta, Spec: apps.DeploymentSpec{
 			Replicas: ptr.To(replicas), Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "DaemonSet":
+		if replicas == 0 {
+			// No node matches: a DaemonSet without pods.
+			template.Spec.NodeSelector = map[string]string{"configsnapshot.bench/no-pods": "true"}
+		}
 		_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &apps.DaemonSet{ObjectMeta: meta, Spec: apps.DaemonSetSpec{
 			Selector: selector, Template: template}}, metav1.CreateOptions{})
 	case "StatefulSet":
