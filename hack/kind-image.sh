@@ -60,8 +60,9 @@ base_rootfs_tar() {
   if [[ ! -f ${out} ]]; then
     log "assembling kind's base file system from Debian packages (hack/kind/base-rootfs.sh)"
     apt_install mmdebstrap jq
-    "${FORK_ROOT}/hack/kind/base-rootfs.sh" "${out}.tmp" "${kind_dir}"
-    mv "${out}.tmp" "${out}"
+    # mmdebstrap writes a tarball for a name ending in .tar; its output goes to the log.
+    "${FORK_ROOT}/hack/kind/base-rootfs.sh" "${out%.tar}.partial.tar" "${kind_dir}" >&2
+    mv "${out%.tar}.partial.tar" "${out}"
   fi
   echo "${out}"
 }
