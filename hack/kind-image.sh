@@ -154,6 +154,7 @@ tar -C "${work}" -czf "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" kube
 log "kind build node-image --type file ($(du -h "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" | cut -f1))"
 "${FORK_BIN}/kind" build node-image --type file "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" \
   --image "${KIND_IMAGE}" ${base_image:+--base-image "${base_image}"}
+echo "${mode}" >"${KIND_WORK}/images-mode"
 cat <<MSG
 
 Built ${KIND_IMAGE} (KIND_IMAGES=${mode}). Start a cluster from it with the gate on everywhere:

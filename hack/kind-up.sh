@@ -29,10 +29,16 @@ export KUBECONFIG=${KIND_KUBECONFIG}
 
 "${FORK_ROOT}/hack/node-images.sh" build-if-missing
 log "loading the e2e test images into the nodes"
-for image in busybox agnhost web; do
+for image in busybox agnhost pause web; do
   "${FORK_BIN}/kind" load image-archive --name "${KIND_CLUSTER}" "${FORK_OUTPUT}/images/${image}.tar" >/dev/null
 done
 kubectl=${FORK_BIN}/kubectl
+if [[ $(cat "${KIND_WORK}/images-mode" 2>/dev/null) == local ]]; then
+  # The local-path-provisioner stand-in provisions nothing: without a default StorageClass,
+  # tests that need volumes skip themselves ("no default storage class") instead of waiting
+  # for claims that stay Pending.
+  "${kubectl}" delete storageclass standard --ignore-not-found >/dev/null
+fi
 "${kubectl}" wait --for=condition=Ready nodes --all --timeout=5m >/dev/null
 "${kubectl}" -n kube-system wait --for=condition=Ready pods --all --timeout=5m >/dev/null
 "${kubectl}" get nodes -o wide

@@ -5,6 +5,9 @@
 #   gofmt      every Go file the series touches is gofmt'ed
 #   generated  re-running the generators (hack/update-generated.sh) changes nothing
 #   rbac       the RBAC bootstrap policy fixtures are up to date
+#   upstream   upstream's own hack/verify-*.sh that run on this machine (no internet, no Docker,
+#              no vendor/ or hack/tools, which the module proxy does not serve), run in the tree:
+#              UPSTREAM_CHECKS below; README.md lists those not run and why
 # hack/verify.sh [check...] runs some of them.
 #
 # Verifying installs nothing: without protoc, 'generated' fails and names the command that
@@ -84,12 +87,28 @@ check_generated() {
   fi
 }
 
+UPSTREAM_CHECKS=(boilerplate gofmt import-aliases featuregates test-featuregates prerelease-lifecycle-tags
+  api-groups pkg-names testing-import non-mutating-validation readonly-packages test-code internal-modules
+  staging-meta-files conformance-requirements go-apidocs netparse-cve cli-conventions)
+
+check_upstream() {
+  local c rc=0
+  for c in "${UPSTREAM_CHECKS[@]}"; do
+    if ! (cd "${KUBE_TREE}" && "hack/verify-${c}.sh") >"${TMP_DIR}/verify-${c}.log" 2>&1; then
+      tail -20 "${TMP_DIR}/verify-${c}.log" >&2
+      echo "upstream hack/verify-${c}.sh failed" >&2
+      rc=1
+    fi
+  done
+  return ${rc}
+}
+
 check_rbac() {
   (cd "${KUBE_TREE}" && go test ./plugin/pkg/auth/authorizer/rbac/bootstrappolicy/ -run 'TestBootstrap|TestClusterRoles|TestWorkloadConfigSnapshot' -count=1 >&2)
 }
 
 checks=("$@")
-((${#checks[@]})) || checks=(series apply gofmt generated rbac)
+((${#checks[@]})) || checks=(series apply gofmt generated rbac upstream)
 for c in "${checks[@]}"; do
   log "verify: ${c}"
   if ! "check_${c}"; then failures+=("${c}"); fi

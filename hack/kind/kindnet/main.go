@@ -28,7 +28,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,6 +39,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
 )
 
 const confPath = "/etc/cni/net.d/10-kindnet.conflist"
@@ -109,7 +109,7 @@ func sync(ctx context.Context, c kubernetes.Interface, hostIP string) error {
 
 func internalIP(node *v1.Node) string {
 	for _, a := range node.Status.Addresses {
-		if a.Type == v1.NodeInternalIP && net.ParseIP(a.Address).To4() != nil {
+		if a.Type == v1.NodeInternalIP && netutils.IsIPv4String(a.Address) {
 			return a.Address
 		}
 	}
@@ -140,11 +140,11 @@ func writeConf(podCIDR string) error {
 
 // route routes podCIDR through gateway (another node's address on the kind network).
 func route(podCIDR, gateway string) error {
-	_, dst, err := net.ParseCIDR(podCIDR)
+	_, dst, err := netutils.ParseCIDRSloppy(podCIDR)
 	if err != nil {
 		return err
 	}
-	r := &netlink.Route{Dst: dst, Gw: net.ParseIP(gateway)}
+	r := &netlink.Route{Dst: dst, Gw: netutils.ParseIPSloppy(gateway)}
 	routes, err := netlink.RouteListFiltered(netlink.FAMILY_V4, r, netlink.RT_FILTER_DST)
 	if err == nil && len(routes) == 1 && routes[0].Gw.Equal(r.Gw) {
 		return nil
