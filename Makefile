@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind verify-series clean help
 
 all: up
 
@@ -13,7 +13,8 @@ help:
 	@echo "make build             build the patched kube-apiserver, kube-controller-manager, kube-scheduler, kubectl into _output/bin"
 	@echo "make etcd              build etcd (pinned in go.mod) into _output/bin"
 	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
-	@echo "make verify            check that patches/, the tree and the generated files agree"
+	@echo "make verify            check that patches/, the tree and the generated files agree, and upstream's checks"
+	@echo "make verify-series     every patch builds and passes its packages' tests at its own commit (long)"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
 	@echo "make down              stop the local cluster"
@@ -49,6 +50,9 @@ generated: tree
 
 verify: tree
 	@hack/verify.sh $(CHECKS)
+
+verify-series: tree
+	@hack/verify-series.sh
 
 test: tree
 	@hack/test.sh

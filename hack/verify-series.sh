@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make verify-series: every patch of the series builds, and the tests of the packages it touches
+# pass, at its own commit (bisectability). For each commit of the tree on top of the base, in a
+# worktree of the tree: `go build` of every package the commit touches, `go vet` of them, and
+# `go test` of those that are not integration or e2e packages (those are compiled with
+# `go test -run '^$'`). Long on two cores (the build cache makes commits after the first cheaper);
+# not part of make test or make verify. SERIES_FROM=N starts at patch N.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
+[[ -d ${KUBE_TREE}/.git ]] || die "no tree at ${KUBE_TREE}: run make tree first"
+work=$(mktemp -d)
+worktree=${work}/series
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+  git -C "${KUBE_TREE}" worktree remove --force "${worktree}" >/dev/null 2>&1 || true
+  rm -rf "${work}"
+}
+trap cleanup EXIT
+git -C "${KUBE_TREE}" worktree add -q --detach "${worktree}" "${BASE_TAG}"
+
+failures=()
+n=0
+for commit in $(git -C "${KUBE_TREE}" rev-list --reverse "${BASE_TAG}..HEAD"); do
+  n=$((n + 1))
+  subject=$(git -C "${KUBE_TREE}" log -1 --format=%s "${commit}")
+  ((n >= ${SERIES_FROM:-1})) || continue
+  git -C "${worktree}" checkout -q "${commit}"
+  # The Go packages (directories) the commit adds or changes, which still exist.
+  mapfile -t pkgs < <(git -C "${worktree}" diff --name-only --diff-filter=AM "${commit}^" "${commit}" -- '*.go' |
+    grep -v '/testdata/' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+  log "$(printf '%04d' "${n}") ${subject}: ${#pkgs[@]} packages"
+  ((${#pkgs[@]})) || continue
+  unit=() compile=()
+  for p in "${pkgs[@]}"; do
+    case ${p} in ./test/integration/* | ./test/e2e*) compile+=("${p}") ;; *) unit+=("${p}") ;; esac
+  done
+  ok=1
+  (cd "${worktree}" && go build "${pkgs[@]}" && go vet "${pkgs[@]}") >"${work}/log" 2>&1 || ok=
+  if [[ -n ${ok} && ${#unit[@]} -gt 0 ]]; then (cd "${worktree}" && go test -count=1 "${unit[@]}") >>"${work}/log" 2>&1 || ok=; fi
+  if [[ -n ${ok} && ${#compile[@]} -gt 0 ]]; then (cd "${worktree}" && go test -count=1 -run '^$' "${compile[@]}") >>"${work}/log" 2>&1 || ok=; fi
+  if [[ -z ${ok} ]]; then
+    grep -E '^(---|FAIL|ok|#)|\.go:[0-9]+' "${work}/log" | head -30 >&2
+    failures+=("$(printf '%04d' "${n}")")
+  fi
+done
+if ((${#failures[@]})); then
+  echo "make verify-series: FAIL (patches ${failures[*]})"
+  exit 1
+fi
+echo "make verify-series: PASS (${n} patches)"
