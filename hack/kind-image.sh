@@ -152,7 +152,9 @@ fi
 
 tar -C "${work}" -czf "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" kubernetes
 log "kind build node-image --type file ($(du -h "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" | cut -f1))"
-"${FORK_BIN}/kind" build node-image --type file "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" \
+# kind extracts the tarball under TMPDIR and leaves it there: inside our work directory, which
+# the trap removes.
+TMPDIR=${work} "${FORK_BIN}/kind" build node-image --type file "${KIND_WORK}/kubernetes-server-linux-${ARCH}.tar.gz" \
   --image "${KIND_IMAGE}" ${base_image:+--base-image "${base_image}"}
 echo "${mode}" >"${KIND_WORK}/images-mode"
 cat <<MSG
