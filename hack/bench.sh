@@ -26,6 +26,33 @@ esac
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
 build_chaos
 
+# P4: one sync of a Deployment at rest that mounts four ConfigMaps without snapshot, in the stock
+# tree and in the patched tree with the feature on (hack/bench/sync_bench_test.go, copied into
+# each tree to build its test binary): the two binaries run in turn, 5 times each, and the
+# medians of their ns/op are compared.
+p4_build() {
+  local tree=$1 shim=$2 dir=${1}/pkg/controller/deployment
+  cp "${FORK_ROOT}/hack/bench/sync_bench_test.go" "${dir}/zz_fork_sync_bench_test.go"
+  cp "${FORK_ROOT}/hack/bench/sync_bench_shim_${shim}.go.txt" "${dir}/zz_fork_sync_bench_shim_test.go"
+  (cd "${tree}" && go test -c -o "${FORK_OUTPUT}/bench/p4-${shim}.test" ./pkg/controller/deployment) >&2 || true
+  rm -f "${dir}/zz_fork_sync_bench_test.go" "${dir}/zz_fork_sync_bench_shim_test.go"
+  [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
+}
+mkdir -p "${FORK_OUTPUT}/bench"
+rm -f "${FORK_OUTPUT}"/bench/p4-*
+log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
+p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
+p4_build "${KUBE_TREE}" patched
+for _ in 1 2 3 4 5; do
+  for shim in stock patched; do
+    "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
+  done
+done
+p4_median() { awk '/^BenchmarkForkSyncDeployment/ {print $3}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n 3p; }
+p4_stock=$(p4_median stock)
+p4_patched=$(p4_median patched)
+[[ -n ${p4_stock} && -n ${p4_patched} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
+
 NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
@@ -35,4 +62,4 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock, then patched kube-controller-man
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \
-  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" "${scale[@]}" "$@"
+  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" "${scale[@]}" "$@"
