@@ -4,7 +4,9 @@
 # worktree of the tree: `go build` of every package the commit touches, `go vet` of them, and
 # `go test` of those that are not integration or e2e packages (those are compiled with
 # `go test -run '^$'`). Long on two cores (the build cache makes commits after the first cheaper);
-# not part of make test or make verify. SERIES_FROM=N starts at patch N.
+# not part of make test or make verify. SERIES_FROM=N starts at patch N. A patch followed by its
+# generated files ("...: update generated files ...", as upstream PRs end an API change with the
+# output of hack/update-codegen.sh) is checked together with them, at the generated commit.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -21,14 +23,24 @@ git -C "${KUBE_TREE}" worktree add -q --detach "${worktree}" "${BASE_TAG}"
 
 failures=()
 n=0
-for commit in $(git -C "${KUBE_TREE}" rev-list --reverse "${BASE_TAG}..HEAD"); do
-  n=$((n + 1))
+mapfile -t commits < <(git -C "${KUBE_TREE}" rev-list --reverse "${BASE_TAG}..HEAD")
+from=
+for i in "${!commits[@]}"; do
+  commit=${commits[i]}
+  n=$((i + 1))
   subject=$(git -C "${KUBE_TREE}" log -1 --format=%s "${commit}")
-  ((n >= ${SERIES_FROM:-1})) || continue
+  [[ -n ${from} ]] || from=${commit}^
+  next=${commits[i + 1]:-}
+  if [[ -n ${next} ]] && git -C "${KUBE_TREE}" log -1 --format=%s "${next}" | grep -q 'update generated files'; then
+    log "$(printf '%04d' "${n}") ${subject}: checked with the generated files that follow"
+    continue
+  fi
+  if ((n < ${SERIES_FROM:-1})); then from=; continue; fi
   git -C "${worktree}" checkout -q "${commit}"
-  # The Go packages (directories) the commit adds or changes, which still exist.
-  mapfile -t pkgs < <(git -C "${worktree}" diff --name-only --diff-filter=AM "${commit}^" "${commit}" -- '*.go' |
+  # The Go packages (directories) the commit (and a change it completes) adds or changes.
+  mapfile -t pkgs < <(git -C "${worktree}" diff --name-only --diff-filter=AM "${from}" "${commit}" -- '*.go' |
     grep -v '/testdata/' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+  from=
   log "$(printf '%04d' "${n}") ${subject}: ${#pkgs[@]} packages"
   ((${#pkgs[@]})) || continue
   unit=() compile=()
