@@ -35,7 +35,7 @@ wait_revision() {
 # node (make up NODES=real) a pod also reads the snapshot's content: from its file (web), from its
 # environment (agent).
 pods_mount() {
-  local want=$1 app=${2:-web} mounted= ref='{.spec.volumes[0].configMap.name}'
+  local want=$1 app=${2:-web} mounted='' ref='{.spec.volumes[0].configMap.name}'
   local key=greeting read=(cat /etc/web/greeting)
   if [[ ${app} == agent ]]; then ref='{.spec.containers[0].envFrom[0].configMapRef.name}' key=level read=(printenv level); fi
   for _ in $(seq 1 60); do

@@ -55,7 +55,7 @@ cp "${FORK_BIN}"/{kubeadm,kubelet,kubectl} "${bits}/"
 # script's content, ~2 minutes).
 base_rootfs_tar() {
   local key out
-  key=$(cat "${FORK_ROOT}/hack/kind/base-rootfs.sh" | sha256sum | cut -c1-12)
+  key=$(sha256sum <"${FORK_ROOT}/hack/kind/base-rootfs.sh" | cut -c1-12)
   out=${KIND_WORK}/base-rootfs-${key}.tar
   if [[ ! -f ${out} ]]; then
     log "assembling kind's base file system from Debian packages (hack/kind/base-rootfs.sh)"

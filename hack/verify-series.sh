@@ -4,7 +4,7 @@
 # worktree of the tree: `go build` of every package the commit touches, `go vet` of them (which
 # compiles their tests too), and `go test` of those that are not integration or e2e packages
 # (those need etcd and a cluster: make test runs them on the final tree). Long on two cores (the build cache makes commits after the first cheaper);
-# not part of make test or make verify. SERIES_FROM=N starts at patch N. A patch followed by its
+# part of make verify (its last check, walk), not of make test. SERIES_FROM=N starts at patch N. A patch followed by its
 # generated files ("...: update generated files ...", as upstream PRs end an API change with the
 # output of hack/update-codegen.sh) is checked together with them, at the generated commit.
 set -euo pipefail

@@ -8,6 +8,16 @@
 #   upstream   upstream's own hack/verify-*.sh that run on this machine (no internet, no Docker,
 #              no vendor/ or hack/tools, which the module proxy does not serve), run in the tree:
 #              UPSTREAM_CHECKS below; README.md lists those not run and why
+#   lint       golangci-lint with upstream's hack/golangci.yaml (and its logcheck and kube-api-linter
+#              plugins; pinned in hack/tools/lint) on the packages the series touches, reporting what
+#              the series adds (--new-from-rev), as upstream's pull-request job does
+#   typecheck  upstream's hack/verify-typecheck.sh (every platform) on the packages the series touches
+#   spelling   upstream's misspell invocation (hack/verify-spelling.sh) over the tree, and over this
+#              repository's own files
+#   shell      this repository's scripts, and any shell script the series touches in the tree, with
+#              the options of upstream's hack/verify-shellcheck.sh
+#   walk       every patch builds and passes its packages' unit tests at its own commit
+#              (hack/verify-series.sh, about 10 minutes)
 # hack/verify.sh [check...] runs some of them.
 #
 # Verifying installs nothing: without protoc, 'generated' fails and names the command that
@@ -103,12 +113,78 @@ check_upstream() {
   return ${rc}
 }
 
+# series_go_dirs prints the directories of the Go files that the series adds or changes,
+# relative to the tree.
+series_go_dirs() {
+  git -C "${KUBE_TREE}" diff --name-only --diff-filter=AM "${BASE_TAG}" -- '*.go' | xargs -r -n1 dirname | sort -u
+}
+
+# lint_tools builds the linters pinned in hack/tools/lint into LINT_BIN.
+LINT_BIN=${FORK_BIN}/lint
+lint_tools() {
+  mkdir -p "${LINT_BIN}"
+  local mod=${FORK_ROOT}/hack/tools/lint
+  go -C "${mod}" build -o "${LINT_BIN}/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint &&
+    go -C "${mod}" build -o "${LINT_BIN}/misspell" github.com/golangci/misspell/cmd/misspell &&
+    go -C "${mod}" build -buildmode=plugin -o "${LINT_BIN}/logcheck.so" sigs.k8s.io/logtools/logcheck/plugin &&
+    go -C "${mod}" build -buildmode=plugin -o "${LINT_BIN}/kube-api-linter.so" sigs.k8s.io/kube-api-linter/pkg/plugin
+}
+
+check_lint() {
+  lint_tools >&2 || return 1
+  # Upstream's configuration without the 'sorted' plugin, which only upstream's hack/tools has,
+  # and with the plugins where lint_tools put them.
+  local config=${TMP_DIR}/golangci.yaml dirs=()
+  awk '/^    - sorted$/ { next }
+    /^      sorted:$/ { skip = 1; next }
+    skip && /^      [a-z]/ { skip = 0 }
+    !skip { print }' "${KUBE_TREE}/hack/golangci.yaml" |
+    sed -e "s;path: _output/local/bin/;path: ${LINT_BIN}/;" >"${config}"
+  mapfile -t dirs < <(series_go_dirs | sed -e 's;^;./;' -e 's;$;/;')
+  (cd "${KUBE_TREE}" && "${LINT_BIN}/golangci-lint" run --config="${config}" --new-from-rev="${BASE_TAG}" --timeout=30m "${dirs[@]}" >&2)
+}
+
+check_typecheck() {
+  local dirs=()
+  mapfile -t dirs < <(series_go_dirs | sed -e 's;^;./;' -e 's;$;/;')
+  (cd "${KUBE_TREE}" && hack/verify-typecheck.sh "${dirs[@]}" >"${TMP_DIR}/typecheck.log" 2>&1) || {
+    tail -30 "${TMP_DIR}/typecheck.log" >&2
+    return 1
+  }
+}
+
+check_spelling() {
+  lint_tools >&2 || return 1
+  local skip
+  # As hack/verify-spelling.sh does, with the misspell it would install from hack/tools.
+  skip=$(sed "s| | -e |g" "${KUBE_TREE}/hack/.spelling_failures")
+  (cd "${KUBE_TREE}" && git ls-files | grep -v -e "${skip}" | xargs -d '\n' "${LINT_BIN}/misspell" -i "Creater,creater,ect" -error -o stderr) &&
+    (cd "${FORK_ROOT}" && git ls-files | grep -v -e '^patches/' -e 'go\.sum$' | xargs -d '\n' "${LINT_BIN}/misspell" -i "Creater,creater,ect" -error -o stderr)
+}
+
+check_shell() {
+  command -v shellcheck >/dev/null || { echo "shellcheck is not installed: apt-get install -y shellcheck" >&2; return 1; }
+  # The lints that upstream's hack/verify-shellcheck.sh disables.
+  local disabled scripts=() f
+  disabled=$(sed -n '/^disabled=(/,/^)/p' "${KUBE_TREE}/hack/verify-shellcheck.sh" | grep -o '^ *[0-9]\+' | tr -d ' ' | paste -sd,)
+  [[ -n ${disabled} ]] || { echo "cannot read the disabled lints of hack/verify-shellcheck.sh" >&2; return 1; }
+  while IFS= read -r f; do
+    if [[ ${f} == *.sh ]] || head -1 "${FORK_ROOT}/${f}" | grep -q '^#!.*sh$'; then scripts+=("${FORK_ROOT}/${f}"); fi
+  done < <(git -C "${FORK_ROOT}" ls-files hack kind)
+  while IFS= read -r f; do scripts+=("${KUBE_TREE}/${f}"); done < <(git -C "${KUBE_TREE}" diff --name-only --diff-filter=AM "${BASE_TAG}" -- '*.sh')
+  shellcheck --external-sources --exclude="${disabled}" "${scripts[@]}" >&2
+}
+
+check_walk() {
+  "${FORK_ROOT}/hack/verify-series.sh" >&2
+}
+
 check_rbac() {
   (cd "${KUBE_TREE}" && go test ./plugin/pkg/auth/authorizer/rbac/bootstrappolicy/ -run 'TestBootstrap|TestClusterRoles|TestWorkloadConfigSnapshot' -count=1 >&2)
 }
 
 checks=("$@")
-((${#checks[@]})) || checks=(series apply gofmt generated rbac upstream)
+((${#checks[@]})) || checks=(series apply gofmt generated rbac upstream lint typecheck spelling shell walk)
 for c in "${checks[@]}"; do
   log "verify: ${c}"
   if ! "check_${c}"; then failures+=("${c}"); fi

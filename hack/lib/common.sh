@@ -14,6 +14,7 @@ BASE_TAG=upstream/${KUBE_VERSION}
 # The local cluster of 'make up': kwokctl keeps its state in LOCAL_DIR/kwok (KWOK_WORKDIR).
 LOCAL_DIR=${FORK_OUTPUT}/local
 LOCAL_CLUSTER=${CLUSTER:-configsnapshot}
+# shellcheck disable=SC2034 # for the scripts that source this file
 LOCAL_KUBECONFIG=${LOCAL_DIR}/kubeconfig
 
 export GOFLAGS=${GOFLAGS:--buildvcs=false}

@@ -55,8 +55,11 @@ merge_archives() {
     rmdir "${work}/in"
   done
   repositories "${work}/manifest.json" >"${work}/repositories"
-  # shellcheck disable=SC2046 # file names are digests
-  (cd "${work}" && tar -cf "${out}.tmp" repositories manifest.json $(ls | grep -vx -e repositories -e manifest.json))
+  local layers=() f
+  for f in "${work}"/*; do
+    case ${f##*/} in repositories | manifest.json) ;; *) layers+=("${f##*/}") ;; esac
+  done
+  (cd "${work}" && tar -cf "${out}.tmp" repositories manifest.json "${layers[@]}")
   mv "${out}.tmp" "${out}"
   rm -rf "${work}"
 }

@@ -4,6 +4,7 @@
 
 KIND_WORK=${FORK_OUTPUT}/kind
 KIND_CLUSTER=${KIND_CLUSTER:-configsnapshot}
+# shellcheck disable=SC2034 # for the scripts that source this file
 KIND_KUBECONFIG=${KIND_WORK}/kubeconfig
 # Docker tags cannot hold '+': the image is named for the release, not the patch set.
 KIND_IMAGE=${KIND_IMAGE:-kindest/node:${KUBE_VERSION}-configsnapshot}
@@ -37,8 +38,7 @@ docker_up() {
     --pidfile "${DOCKERD_DIR}/docker.pid" -H "unix://${DOCKERD_DIR}/docker.sock" \
     --iptables=false --ip-masq=false --bridge=none "${runtime[@]}" >"${DOCKERD_DIR}/dockerd.log" 2>&1 &
   export DOCKER_HOST=unix://${DOCKERD_DIR}/docker.sock
-  local i
-  for i in $(seq 60); do
+  for _ in $(seq 60); do
     docker info >/dev/null 2>&1 && return 0
     sleep 1
   done
@@ -53,8 +53,7 @@ docker_down() {
   if kill -0 "${pid}" 2>/dev/null; then
     log "stopping dockerd (pid ${pid})"
     kill "${pid}"
-    local i
-    for i in $(seq 60); do kill -0 "${pid}" 2>/dev/null || break; sleep 1; done
+    for _ in $(seq 60); do kill -0 "${pid}" 2>/dev/null || break; sleep 1; done
   fi
   rm -f "${DOCKERD_DIR}/docker.pid"
 }
