@@ -11,7 +11,8 @@
 #   lint       golangci-lint with upstream's hack/golangci.yaml (and its logcheck and kube-api-linter
 #              plugins; pinned in hack/tools/lint) on the packages the series touches, reporting what
 #              the series adds (--new-from-rev), as upstream's pull-request job does
-#   typecheck  upstream's hack/verify-typecheck.sh (every platform) on the packages the series touches
+#   typecheck  upstream's hack/verify-typecheck.sh (every platform) on the packages the series touches,
+#              and upstream's import-boss (as hack/verify-import-boss.sh runs it) on them
 #   spelling   upstream's misspell invocation (hack/verify-spelling.sh) over the tree, and over this
 #              repository's own files
 #   shell      this repository's scripts, and any shell script the series touches in the tree, with
@@ -151,6 +152,7 @@ check_typecheck() {
     tail -30 "${TMP_DIR}/typecheck.log" >&2
     return 1
   }
+  (cd "${KUBE_TREE}" && GOPROXY=off go run ./cmd/import-boss "${dirs[@]}" >&2)
 }
 
 check_spelling() {
