@@ -161,7 +161,7 @@ check_spelling() {
   # As hack/verify-spelling.sh does, with the misspell it would install from hack/tools.
   skip=$(sed "s| | -e |g" "${KUBE_TREE}/hack/.spelling_failures")
   (cd "${KUBE_TREE}" && git ls-files | grep -v -e "${skip}" | xargs -d '\n' "${LINT_BIN}/misspell" -i "Creater,creater,ect" -error -o stderr) &&
-    (cd "${FORK_ROOT}" && git ls-files | grep -v -e '^patches/' -e 'go\.sum$' | xargs -d '\n' "${LINT_BIN}/misspell" -i "Creater,creater,ect" -error -o stderr)
+    (cd "${FORK_ROOT}" && git ls-files | grep -v -e '^patches/' -e 'go\.mod$' -e 'go\.sum$' | xargs -d '\n' "${LINT_BIN}/misspell" -i "Creater,creater,ect" -error -o stderr)
 }
 
 check_shell() {
