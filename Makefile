@@ -13,7 +13,7 @@ help:
 	@echo "make build             build the patched kube-apiserver, kube-controller-manager, kube-scheduler, kubectl into _output/bin"
 	@echo "make etcd              build etcd (pinned in go.mod) into _output/bin"
 	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
-	@echo "make verify            patches/, tree and generated files agree; upstream checks, lint; walk the series (~20 min)"
+	@echo "make verify            patches/, tree and generated files agree; upstream checks, lint; walk the series (~13 min)"
 	@echo "make verify-series     every patch builds and passes its packages' tests at its own commit (long)"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
