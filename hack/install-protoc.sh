@@ -10,7 +10,7 @@
 #   hack/install-protoc.sh           when protoc is missing, install protobuf-compiler with apt-get;
 #                                    only as root (it never runs sudo)
 #   hack/install-protoc.sh --check   only check; a missing protoc is an error that says how to
-#                                    install it (make verify installs nothing)
+#                                    install it
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 

@@ -66,11 +66,6 @@ base_rootfs_tar() {
   fi
   echo "${out}"
 }
-apt_install() {
-  local missing=() p
-  for p in "$@"; do command -v "${p}" >/dev/null || missing+=("${p}"); done
-  ((${#missing[@]} == 0)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
-}
 
 mkdir -p "${KIND_WORK}"
 log "control-plane images (tag ${tag})"

@@ -17,7 +17,7 @@ TOOLS=${FORK_OUTPUT}/tools
 export PATH=${TOOLS}/bin:${FORK_BIN}:${PATH}
 BOILERPLATE=hack/boilerplate/boilerplate.generatego.txt
 export LC_ALL=C
-# INSTALL_PROTOC=0 (make verify): a missing protoc is an error, never an install.
+# INSTALL_PROTOC=0: a missing protoc is an error, never an install (make verify installs it first).
 INSTALL_PROTOC=${INSTALL_PROTOC:-1}
 
 TMP_DIR=$(mktemp -d)

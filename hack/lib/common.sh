@@ -23,6 +23,22 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# apt_install installs, with apt-get as root, the Debian packages named after the commands given
+# that are not on PATH (each package has its command's name); without root or apt-get it fails
+# and says what to install.
+apt_install() {
+  local missing=() p
+  for p in "$@"; do command -v "${p}" >/dev/null || missing+=("${p}"); done
+  ((${#missing[@]} > 0)) || return 0
+  if [[ ${EUID} -ne 0 ]] || ! command -v apt-get >/dev/null; then
+    printf 'error: %s not on PATH: install Debian'"'"'s %s as root (apt-get install -y %s)\n' "${missing[*]}" "${missing[*]}" "${missing[*]}" >&2
+    return 1
+  fi
+  log "installing Debian's ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; }
+}
+
 # Deterministic identity and dates for commits the scripts make, so the base commit
 # (and therefore the exported series) does not depend on who materialized the tree.
 fork_git() {
