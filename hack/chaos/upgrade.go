@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
 	"k8s.io/utils/ptr"
 )
@@ -133,6 +134,20 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 	snapshotsBefore := snapshotOwners(ctx, c)
 
+	step("3b. a stolen controller token against every kube-apiserver of an HA control plane mid-upgrade")
+	host, err := apiServerHost()
+	if err != nil {
+		return err
+	}
+	if err := tryAttacks(ctx, c, host, "the patched kube-apiserver (gate on)", true); err != nil {
+		return err
+	}
+	if err := withStockAPIServer(func(stock string) error {
+		return tryAttacks(ctx, c, stock, "a stock kube-apiserver next to the patched one", false)
+	}); err != nil {
+		return err
+	}
+
 	step("4. downgrade to stock binaries")
 	// The supported skew: the controller manager goes back first, then the API server.
 	if err := swap("kube-controller-manager", *stockBin, false); err != nil {
@@ -178,6 +193,12 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		}
 	}
 
+	// Nothing that the patched release stored (RBAC rules among it) lets a stolen controller
+	// token do more against the stock control plane than against stock v1.37.1 itself.
+	if err := tryAttacks(ctx, c, host, "the stock control plane after the downgrade", false); err != nil {
+		return err
+	}
+
 	step("5. forward to the patched binaries again: nothing more rolls out")
 	if err := toPatched(); err != nil {
 		return err
@@ -191,7 +212,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 			rolled++
 		}
 	}
-	fmt.Printf("upgrade: PASS: upgrade 0 revisions/0 pods replaced; downgrade rolled the %d workloads that ask for snapshots to their live sources, nothing else; forward again 0 revisions/0 pods replaced; %d snapshots kept with their owners\n",
+	fmt.Printf("upgrade: PASS: upgrade 0 revisions/0 pods replaced; downgrade rolled the %d workloads that ask for snapshots to their live sources, nothing else; forward again 0 revisions/0 pods replaced; %d snapshots kept with their owners; stolen controller tokens Forbidden on a stock kube-apiserver next to the patched one and after the downgrade\n",
 		rolled, len(snapshotsBefore))
 	return nil
 }
@@ -203,6 +224,15 @@ func toPatched() error {
 		return err
 	}
 	return swap("kube-controller-manager", *patchedBin, true)
+}
+
+// apiServerHost returns the address of the API server that the kubeconfig names.
+func apiServerHost() (string, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	return config.Host, nil
 }
 
 func step(s string) { fmt.Printf("upgrade: %s (%s)\n", s, time.Now().Format("15:04:05")) }
