@@ -141,12 +141,12 @@ func withStockAPIServer(f func(host string) error) error {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	p := procs["kube-apiserver"]
-	args := []string{}
-	for _, a := range p.args[1:] {
-		switch {
-		case strings.HasPrefix(a, "--feature-gates="):
-		case strings.HasPrefix(a, "--secure-port="):
-			args = append(args, "--secure-port="+strconv.Itoa(port))
+	args := []string{"--secure-port=" + strconv.Itoa(port)}
+	for i := 1; i < len(p.args); i++ {
+		switch a := p.args[i]; {
+		case a == "--secure-port" || a == "--feature-gates":
+			i++ // and its value
+		case strings.HasPrefix(a, "--secure-port=") || strings.HasPrefix(a, "--feature-gates="):
 		default:
 			args = append(args, a)
 		}
