@@ -449,6 +449,19 @@ type proc struct {
 
 var procs = map[string]*proc{}
 
+// recordAll records how the control plane runs, once: before the first restart.
+func recordAll() error {
+	if len(procs) > 0 {
+		return nil
+	}
+	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		if err := record(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // record reads how the component runs now.
 func record(component string) error {
 	pid, err := readPid(component)
@@ -489,12 +502,8 @@ func readPid(component string) (int, error) {
 // restart of kube-apiserver restarts the controller manager and the scheduler too: they exit
 // when they cannot renew their leader lease meanwhile.
 func swap(component, dir string, gated bool) error {
-	if len(procs) == 0 {
-		for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-			if err := record(c); err != nil {
-				return err
-			}
-		}
+	if err := recordAll(); err != nil {
+		return err
 	}
 	p := procs[component]
 	var args []string

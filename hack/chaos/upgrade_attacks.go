@@ -127,12 +127,8 @@ func asServiceAccount(ctx context.Context, admin kubernetes.Interface, host, nam
 // command line on another port and the feature gate removed, runs f with its address, and
 // stops it (by its pid) when f returns.
 func withStockAPIServer(f func(host string) error) error {
-	if len(procs) == 0 {
-		for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-			if err := record(c); err != nil {
-				return err
-			}
-		}
+	if err := recordAll(); err != nil {
+		return err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
