@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind verify-series clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind verify-series review-figures clean help
 
 all: up
 
@@ -15,6 +15,7 @@ help:
 	@echo "make generated         re-run the generators in the tree (STEPS='deepcopy protobuf ...' for some)"
 	@echo "make verify            patches/, tree and generated files agree; upstream checks, lint; walk the series (~13 min)"
 	@echo "make verify-series     every patch builds and passes its packages' tests at its own commit (long)"
+	@echo "make review-figures    the engine's size, exported names and longest functions, and the largest patches"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
 	@echo "make down              stop the local cluster"
@@ -53,6 +54,9 @@ verify: tree
 
 verify-series: tree
 	@hack/verify-series.sh
+
+review-figures: tree
+	@go run ./hack/tools/reviewfigures _output/kubernetes/pkg/controller/configsnapshot patches
 
 test: tree
 	@hack/test.sh
