@@ -57,8 +57,8 @@ UNIT_PACKAGES=(
   ./staging/src/k8s.io/kubectl/pkg/util/...
 )
 # Integration tests: package and -run pattern ("." for all): upstream's Deployment, DaemonSet and
-# StatefulSet tests and ours (config_snapshot*_test.go: the API, and the controller contract of
-# docs/design.md; the DaemonSet and StatefulSet scenarios are in test/integration/configsnapshot).
+# StatefulSet tests and ours (config_snapshot*_test.go: the API, the restriction, and the controller
+# contract of docs/design.md as the scenarios of test/integration/configsnapshot, run for each kind).
 INTEGRATION=(
   "./test/integration/deployment ."
   "./test/integration/daemonset ."
