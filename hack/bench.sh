@@ -28,8 +28,9 @@ build_chaos
 
 # P4: one sync of a Deployment at rest that mounts four ConfigMaps without snapshot, in the stock
 # tree and in the patched tree with the feature on (hack/bench/sync_bench_test.go, copied into
-# each tree to build its test binary): the two binaries run in turn, 5 times each, and the
-# medians of their ns/op are compared.
+# each tree to build its test binary). The two binaries run in turn, 11 times each, the first
+# of each pair alternating (this machine's CPU time drifts by 10% from one minute to the next):
+# the medians of their ns/op are compared, and their allocations per sync, which do not drift.
 p4_build() {
   local tree=$1 shim=$2 dir=${1}/pkg/controller/deployment
   cp "${FORK_ROOT}/hack/bench/sync_bench_test.go" "${dir}/zz_fork_sync_bench_test.go"
@@ -43,15 +44,20 @@ rm -f "${FORK_OUTPUT}"/bench/p4-*
 log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
 p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
 p4_build "${KUBE_TREE}" patched
-for _ in 1 2 3 4 5; do
-  for shim in stock patched; do
-    "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
+for round in $(seq 11); do
+  order=(stock patched)
+  ((round % 2)) || order=(patched stock)
+  for shim in "${order[@]}"; do
+    "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
   done
 done
-p4_median() { awk '/^BenchmarkForkSyncDeployment/ {print $3}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n 3p; }
-p4_stock=$(p4_median stock)
-p4_patched=$(p4_median patched)
-[[ -n ${p4_stock} && -n ${p4_patched} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
+# p4_median prints the median of column $2 (3: ns/op, 7: allocs/op) of the tree's runs.
+p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n 6p; }
+p4_stock=$(p4_median stock 3)
+p4_patched=$(p4_median patched 3)
+p4_stock_allocs=$(p4_median stock 7)
+p4_patched_allocs=$(p4_median patched 7)
+[[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
 
 NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap
@@ -62,4 +68,4 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock, then patched kube-controller-man
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \
-  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" "${scale[@]}" "$@"
+  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
