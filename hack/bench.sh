@@ -28,7 +28,7 @@ build_chaos
 
 # P4: one sync of a Deployment at rest that mounts four ConfigMaps without snapshot, in the stock
 # tree and in the patched tree with the feature on (hack/bench/sync_bench_test.go, copied into
-# each tree to build its test binary). The two binaries run in turn, 11 times each, the first
+# each tree to build its test binary). The two binaries run in turn, p4_rounds (11) times each, the first
 # of each pair alternating (this machine's CPU time drifts by 10% from one minute to the next):
 # the medians of their ns/op are compared, and their allocations per sync, which do not drift.
 p4_build() {
@@ -44,7 +44,8 @@ rm -f "${FORK_OUTPUT}"/bench/p4-*
 log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
 p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
 p4_build "${KUBE_TREE}" patched
-for round in $(seq 11); do
+p4_rounds=11
+for round in $(seq "${p4_rounds}"); do
   order=(stock patched)
   ((round % 2)) || order=(patched stock)
   for shim in "${order[@]}"; do
@@ -52,7 +53,7 @@ for round in $(seq 11); do
   done
 done
 # p4_median prints the median of column $2 (3: ns/op, 7: allocs/op) of the tree's runs.
-p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n 6p; }
+p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n "$(((p4_rounds + 1) / 2))p"; }
 p4_stock=$(p4_median stock 3)
 p4_patched=$(p4_median patched 3)
 p4_stock_allocs=$(p4_median stock 7)
