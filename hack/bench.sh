@@ -8,8 +8,12 @@
 # starts.
 #
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 20 workloads of each
-#                       kind, 100 Deployments sharing one watched ConfigMap: about 6 minutes
-#   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 500 Deployments
+#                       kind without snapshot, 60 opt-in workloads, 100 Deployments sharing one
+#                       watched ConfigMap: about 12 minutes
+#   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
+#                       kinds, 500 Deployments sharing one ConfigMap
+#   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
+#                       ConfigMap, with the API calls per revision by verb: _output/bench/fanout.md
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -18,9 +22,10 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-fanout 100) ;;
-  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-fanout 500) ;;
-  *) die "BENCH_SCALE is small or full, not ${BENCH_SCALE}" ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-optin 60 -bench-fanout 100) ;;
+  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500) ;;
+  fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}") ;;
+  *) die "BENCH_SCALE is small, full or fanout, not ${BENCH_SCALE}" ;;
 esac
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
@@ -40,25 +45,30 @@ p4_build() {
   [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
 }
 mkdir -p "${FORK_OUTPUT}/bench"
-rm -f "${FORK_OUTPUT}"/bench/p4-*
-log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
-p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
-p4_build "${KUBE_TREE}" patched
-p4_rounds=11
-for round in $(seq "${p4_rounds}"); do
-  order=(stock patched)
-  ((round % 2)) || order=(patched stock)
-  for shim in "${order[@]}"; do
-    "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
+# p4 measures P4 into p4_{stock,patched}{,_allocs}; BENCH_SCALE=fanout skips it (zeros).
+p4_stock=0 p4_patched=0 p4_stock_allocs=0 p4_patched_allocs=0
+p4() {
+  rm -f "${FORK_OUTPUT}"/bench/p4-*
+  log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
+  p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
+  p4_build "${KUBE_TREE}" patched
+  p4_rounds=11
+  for round in $(seq "${p4_rounds}"); do
+    order=(stock patched)
+    ((round % 2)) || order=(patched stock)
+    for shim in "${order[@]}"; do
+      "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
+    done
   done
-done
-# p4_median prints the median of column $2 (3: ns/op, 7: allocs/op) of the tree's runs.
-p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n "$(((p4_rounds + 1) / 2))p"; }
-p4_stock=$(p4_median stock 3)
-p4_patched=$(p4_median patched 3)
-p4_stock_allocs=$(p4_median stock 7)
-p4_patched_allocs=$(p4_median patched 7)
-[[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
+  # p4_median prints the median of column $2 (3: ns/op, 7: allocs/op) of the tree's runs.
+  p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n "$(((p4_rounds + 1) / 2))p"; }
+  p4_stock=$(p4_median stock 3)
+  p4_patched=$(p4_median patched 3)
+  p4_stock_allocs=$(p4_median stock 7)
+  p4_patched_allocs=$(p4_median patched 7)
+  [[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
+}
+[[ ${BENCH_SCALE} == fanout ]] || p4
 
 NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap

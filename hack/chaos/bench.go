@@ -73,10 +73,10 @@ type benchResult struct {
 	Note string `json:"note"`
 }
 
-func runBench(ctx context.Context, c kubernetes.Interface) error {
+func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 	start := time.Now()
-	step("bench: creating the shared data")
-	if err := benchData(ctx, c); err != nil {
+	step(fmt.Sprintf("bench: creating the shared data (%d Secrets and %d ConfigMaps)", *benchSecrets, *benchSecrets))
+	if err := benchData(ctx, setup); err != nil {
 		return err
 	}
 	// Both controller managers run with the command line kwokctl gave, plus the heap profile
@@ -94,6 +94,7 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 	figures := map[string]map[string]float64{}
 	latency := map[string]map[string][]float64{}
 	calls := map[string]map[string]float64{}
+	fanOutCalls := map[string]map[string]float64{}
 	for _, mode := range []struct {
 		name  string
 		dir   string
@@ -103,6 +104,9 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 		p3Only bool
 	}{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}, {"patched-interval-0", *patchedBin, true, true}} {
 		step("bench: kube-controller-manager " + mode.name)
+		if mode.p3Only && *benchOnly != "all" {
+			continue
+		}
 		if mode.p3Only {
 			p := procs["kube-controller-manager"]
 			p.args = append(p.args, "--workload-config-snapshot-min-interval=0")
@@ -110,13 +114,17 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 		if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
 			return err
 		}
-		r, err := benchScenarios(ctx, c, "bench-"+mode.name, mode.gated, mode.p3Only)
+		r, err := benchScenarios(ctx, c, setup, "bench-"+mode.name, mode.gated, mode.p3Only)
 		if err != nil {
 			return fmt.Errorf("%s: %w", mode.name, err)
 		}
 		figures[mode.name], latency[mode.name], calls[mode.name] = r.figures, r.latency, r.calls
+		fanOutCalls[mode.name], fanOutCalls[mode.name+"-watched"] = r.fanOutCalls, r.fanOutWatched
 	}
 	s, p := figures["stock"], figures["patched"]
+	if *benchOnly != "all" {
+		return writeFanOut(s, p, fanOutCallsTable(fanOutCalls["stock"], fanOutCalls["patched"], fanOutCalls["patched-watched"]), time.Since(start))
+	}
 	results := []benchResult{
 		{"P1 API calls of kube-controller-manager, workloads without snapshot", "requests", s["p1-requests"], p["p1-requests"],
 			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create and roll out, scale and edit the template, every rollout complete, then idle %v (kube-controller-manager's rest_client_requests_total, which also counts leader election and periodic work: see the breakdown by verb and resource); target: equal", 3**benchWorkloads, *benchSettle)},
@@ -129,8 +137,9 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 		{"P4 allocations of that sync", "allocs", *p4StockAllocs, *p4PatchedAlloc,
 			"the same benchmark's allocs/op: what the sync costs the garbage collector, without the drift of CPU time on a shared machine; the difference is the snapshot engine's adapter of the Deployment (its ReplicaSets as revisions)"},
 		{"P2 kube-controller-manager Go heap after GC", "MiB", s["p2-heap"], p["p2-heap"],
-			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data), %d Deployments snapshotting one ConfigMap (go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1); target: patched <= 1.02x stock", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchWorkloads)},
+			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data) and the P1 workloads; %d opt-in workloads across the three kinds, each snapshotting and watching a 12 KiB ConfigMap of its own (stock's run holds one 12 KiB copy of each, as kustomize users keep, where the patched one holds the snapshot); go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1; target: patched <= 1.02x stock", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchOptIn)},
 		{"P2 kube-controller-manager RSS", "MiB", s["p2-rss"], p["p2-rss"], "the same moment (VmRSS: includes memory the Go runtime has not returned)"},
+		{"P2 kube-controller-manager peak RSS", "MiB", s["p5-peak-rss"], p["p5-peak-rss"], "VmHWM at the end of the run (P1, P2, P3 and P5 behind it): the peak of the controller manager's resident memory"},
 	}
 	for _, kind := range benchKinds {
 		for _, q := range []struct {
@@ -160,7 +169,7 @@ func runBench(ctx context.Context, c kubernetes.Interface) error {
 	if err := writeChart(latency, figures); err != nil {
 		return err
 	}
-	if err := writeBench(results, callsTable(calls["stock"], calls["patched"]), time.Since(start)); err != nil {
+	if err := writeBench(results, callsTable(calls["stock"], calls["patched"])+fanOutCallsTable(fanOutCalls["stock"], fanOutCalls["patched"], fanOutCalls["patched-watched"]), time.Since(start)); err != nil {
 		return err
 	}
 	return nil
@@ -172,18 +181,15 @@ func benchData(ctx context.Context, c kubernetes.Interface) error {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	value := strings.Repeat("x", 12*1024)
-	for i := 0; i < *benchSecrets; i++ {
+	return parallel(*benchSecrets, func(i int) error {
 		if _, err := c.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%d", i)},
-			Data: map[string][]byte{"v": []byte(value)}}, metav1.CreateOptions{}); err != nil {
+			Data: map[string][]byte{"v": []byte(configValue)}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%d", i)},
-			Data: map[string]string{"v": value}}, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-	}
-	return nil
+		_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%d", i)},
+			Data: map[string]string{"v": configValue}}, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // benchRun is what the scenarios measured with one controller manager.
@@ -193,13 +199,16 @@ type benchRun struct {
 	latency map[string][]float64
 	// calls holds the API server's requests during P1 by "verb resource".
 	calls map[string]float64
+	// fanOutCalls and fanOutWatched hold P5's requests per revision by "verb resource": the
+	// template edits, and the watched ConfigMap edit.
+	fanOutCalls, fanOutWatched map[string]float64
 }
 
 const storageEdits = 15
 
 // benchScenarios runs the scenarios in namespace ns and returns their figures; p3Only runs only
 // the latency scenario.
-func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patched, p3Only bool) (*benchRun, error) {
+func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns string, patched, p3Only bool) (*benchRun, error) {
 	f := map[string]float64{}
 	out := &benchRun{figures: f}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -233,6 +242,9 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 		latency, err := latencyScenario(ctx, c, ns, patched)
 		out.latency = latency
 		return out, err
+	}
+	if *benchOnly != "all" {
+		return out, fanOutScenario(ctx, c, ns, patched, out)
 	}
 
 	// P1: API calls for workloads that do not opt in.
@@ -290,12 +302,14 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 
 	// P2: memory, with workloads that snapshot (the patched controller manager holds what it
 	// needs for them) after the controller manager idled.
-	for i := 0; i < *benchWorkloads; i++ {
-		if err := createBenchDeployment(ctx, c, ns, fmt.Sprintf("snap-%d", i), "cfg", true); err != nil {
-			return nil, err
-		}
+	step(fmt.Sprintf("bench:   P2 memory (%d opt-in workloads)", *benchOptIn))
+	if _, err := createOptIn(ctx, setup, ns, patched); err != nil {
+		return nil, err
 	}
-	step("bench:   P2 memory")
+	// Every opt-in workload has its first revision (and, patched, its snapshot).
+	if err := waitRolledOut(ctx, c, ns); err != nil {
+		return nil, err
+	}
 	time.Sleep(*benchSettle)
 	rss, err := kcmRSS()
 	if err != nil {
@@ -312,55 +326,10 @@ func benchScenarios(ctx context.Context, c kubernetes.Interface, ns string, patc
 		return nil, err
 	}
 
-	// P5: fan-out.
-	step("bench:   P5 fan-out")
-	// A ConfigMap of their own: its edit rolls exactly these Deployments.
-	if err := createConfig(ctx, c, ns, "fan", "v1"); err != nil {
+	if err := fanOutScenario(ctx, c, ns, patched, out); err != nil {
 		return nil, err
 	}
-	var fan []string
-	for i := 0; i < *benchFanOut; i++ {
-		name := fmt.Sprintf("fan-%d", i)
-		if err := createBenchDeployment(ctx, c, ns, name, "fan", true); err != nil {
-			return nil, err
-		}
-		fan = append(fan, name)
-	}
-	if err := waitRevision(ctx, c, ns, fan, 1); err != nil {
-		return nil, err
-	}
-	snapshotCallsBefore, err := kcmSnapshotCalls()
-	if err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	for _, name := range fan {
-		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
-		if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	if err := waitRevision(ctx, c, ns, fan, 2); err != nil {
-		return nil, err
-	}
-	f["p5-template"] = time.Since(t0).Seconds()
-	snapshotCallsAfter, err := kcmSnapshotCalls()
-	if err != nil {
-		return nil, err
-	}
-	f["p1-per-revision"] = (snapshotCallsAfter - snapshotCallsBefore) / float64(len(fan))
 	if patched {
-		// Past the minimum interval since the revisions just made.
-		time.Sleep(11 * time.Second)
-		t0 = time.Now()
-		if err := setConfig(ctx, c, ns, "fan", "v2"); err != nil {
-			return nil, err
-		}
-		if err := waitRevision(ctx, c, ns, fan, 3); err != nil {
-			return nil, err
-		}
-		f["p5-source"] = time.Since(t0).Seconds()
-
 		step("bench:   storage")
 		copies, bytes, err := storageScenario(ctx, c, ns, storageEdits)
 		if err != nil {
@@ -490,7 +459,7 @@ func waitRolledOut(ctx context.Context, c kubernetes.Interface, ns string) error
 // waitRevision waits until every Deployment of names is at revision n.
 func waitRevision(ctx context.Context, c kubernetes.Interface, ns string, names []string, n int) error {
 	want := strconv.Itoa(n)
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, waitTimeout(len(names)), true, func(ctx context.Context) (bool, error) {
 		list, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
@@ -509,7 +478,10 @@ func waitRevision(ctx context.Context, c kubernetes.Interface, ns string, names 
 }
 
 // kcmRSS returns the resident memory of kube-controller-manager, in MiB.
-func kcmRSS() (float64, error) {
+func kcmRSS() (float64, error) { return kcmStatus("VmRSS:") }
+
+// kcmStatus returns a memory figure of kube-controller-manager's /proc/<pid>/status, in MiB.
+func kcmStatus(field string) (float64, error) {
 	pid, err := readPid("kube-controller-manager")
 	if err != nil {
 		return 0, err
@@ -521,12 +493,12 @@ func kcmRSS() (float64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if fields := strings.Fields(s.Text()); len(fields) >= 2 && fields[0] == "VmRSS:" {
+		if fields := strings.Fields(s.Text()); len(fields) >= 2 && fields[0] == field {
 			kb, err := strconv.ParseFloat(fields[1], 64)
 			return kb / 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s for pid %d", field, pid)
 }
 
 // kcmGet reads a path of kube-controller-manager's secure port (relative to -kcm-metrics) with
@@ -690,6 +662,11 @@ func writeChart(latency map[string]map[string][]float64, figures map[string]map[
 
 // writeBench prints the table and writes it as bench.json and bench.md.
 func writeBench(results []benchResult, extra string, took time.Duration) error {
+	return writeResults("bench", results, extra, took)
+}
+
+// writeResults prints the table and writes it as <name>.json and <name>.md.
+func writeResults(name string, results []benchResult, extra string, took time.Duration) error {
 	var md strings.Builder
 	fmt.Fprintf(&md, "| scenario | stock | patched | ratio | unit | what |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -712,10 +689,10 @@ func writeBench(results []benchResult, extra string, took time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*benchOut, "bench.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*benchOut, name+".json"), data, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(*benchOut, "bench.md"), []byte(md.String()), 0o644)
+	return os.WriteFile(filepath.Join(*benchOut, name+".md"), []byte(md.String()), 0o644)
 }
 
 // figure prints a value with two significant decimals below 10 (latencies), one above.

@@ -44,6 +44,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
 	"k8s.io/utils/ptr"
@@ -82,7 +83,11 @@ func run() error {
 		return runUpgrade(ctx, c)
 	}
 	if *bench {
-		return runBench(ctx, c)
+		// The bench's data (tens of thousands of objects) is created faster than its scenarios
+		// edit, which keep the client of the other modes.
+		setup := rest.CopyConfig(config)
+		setup.QPS, setup.Burst = 500, 1000
+		return runBench(ctx, c, kubernetes.NewForConfigOrDie(setup))
 	}
 	rng := rand.New(rand.NewSource(*seed))
 	ns := fmt.Sprintf("chaos-%d", time.Now().Unix())

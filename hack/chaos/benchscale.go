@@ -1,0 +1,237 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// What the bench needs at production scale (BENCH_SCALE=full, BENCH_SCALE=fanout): many objects
+// created in parallel, opt-in workloads of the three kinds with sources of their own, and the
+// API calls of the fan-out by verb.
+var (
+	benchOptIn   = flag.Int("bench-optin", 60, "with -bench: opt-in workloads across the three kinds for P2, each snapshotting and watching a 12 KiB ConfigMap of its own")
+	benchOnly    = flag.String("bench-scenarios", "all", "with -bench: all, or p5 (only the fan-out: BENCH_SCALE=fanout)")
+	benchWriters = flag.Int("bench-writers", 8, "with -bench: parallel writers that create the bench's data")
+)
+
+// configValue is the content of the bench's 12 KiB sources: between an application's config file
+// (a few KiB) and a Helm release Secret (tens of KiB); 20,000 of them with their revisions stay well
+// below etcd's default 2 GiB quota.
+var configValue = strings.Repeat("x", 12*1024)
+
+// parallel runs create(i) for i in [0, n) on *benchWriters goroutines and returns the first error.
+func parallel(n int, create func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	for w := 0; w < *benchWriters; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil || i >= n
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if err := create(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("item %d: %w", i, err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// createOptIn creates P2's opt-in workloads in ns, across the three kinds, without pods: each
+// snapshots and watches a 12 KiB ConfigMap of its own. Stock ignores the fields; so that both
+// controller managers cache the same objects, stock's run also gets one 12 KiB copy per source,
+// as a user without the feature keeps (kustomize's hash-named ConfigMaps), where the patched
+// controller manager makes the snapshot.
+func createOptIn(ctx context.Context, c kubernetes.Interface, ns string, patched bool) ([]workload, error) {
+	ws := make([]workload, *benchOptIn)
+	err := parallel(*benchOptIn, func(i int) error {
+		kind := benchKinds[i%len(benchKinds)]
+		w := workload{kind, fmt.Sprintf("optin-%s-%d", strings.ToLower(kind), i), fmt.Sprintf("optin-%d", i)}
+		ws[i] = w
+		if err := createConfig(ctx, c, ns, w.source, configValue); err != nil {
+			return err
+		}
+		if !patched {
+			if err := createConfig(ctx, c, ns, w.source+"-copy", configValue); err != nil {
+				return err
+			}
+		}
+		return createWith(ctx, c, ns, w, 0)
+	})
+	return ws, err
+}
+
+// kcmPeakRSS returns kube-controller-manager's peak resident memory since it started, in MiB.
+func kcmPeakRSS() (float64, error) { return kcmStatus("VmHWM:") }
+
+// waitTimeout is how long to wait for n workloads to make a revision: kube-controller-manager's
+// clients make 20 requests a second, and a revision costs a few.
+func waitTimeout(n int) time.Duration {
+	return 5*time.Minute + time.Duration(n)*300*time.Millisecond
+}
+
+// perRevision returns the API server's requests between two readings (apiserverRequests) by "verb
+// resource", per revision made in between, without the bench's own (its Deployment patches and
+// lists).
+func perRevision(before, after map[string]float64, revisions int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 && k != "PATCH deployments" && k != "LIST deployments" && k != "WATCH deployments" {
+			out[k] = d / float64(revisions)
+		}
+	}
+	return out
+}
+
+// fanOutCallsTable returns P5's requests per revision by verb and resource as Markdown: stock and
+// patched template edits, and the patched watched ConfigMap edit.
+func fanOutCallsTable(stock, patched, watched map[string]float64) string {
+	keys := map[string]bool{}
+	for _, m := range []map[string]float64{stock, patched, watched} {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "\nP5 requests to the API server per new revision (N = %d), all clients but the bench's own Deployment patches and lists, by verb and resource:\n\n| verb resource | stock template edit | patched template edit | patched watched ConfigMap edit |\n|---|---|---|---|\n", *benchFanOut)
+	var sums [3]float64
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		fmt.Fprintf(&md, "| %s | %.2f | %.2f | %.2f |\n", k, stock[k], patched[k], watched[k])
+		sums[0], sums[1], sums[2] = sums[0]+stock[k], sums[1]+patched[k], sums[2]+watched[k]
+	}
+	fmt.Fprintf(&md, "| total | %.2f | %.2f | %.2f |\n", sums[0], sums[1], sums[2])
+	return md.String()
+}
+
+// fanOutScenario is P5: N Deployments that snapshot and watch one ConfigMap; the time from a
+// template edit of every one to the last new ReplicaSet, then (patched) from one edit of the
+// ConfigMap to the last new ReplicaSet, with the API server's requests per revision by verb, and
+// the controller manager's peak memory.
+func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patched bool, out *benchRun) error {
+	f := out.figures
+	step(fmt.Sprintf("bench:   P5 fan-out (%d Deployments)", *benchFanOut))
+	// A ConfigMap of their own: its edit rolls exactly these Deployments.
+	if err := createConfig(ctx, c, ns, "fan", "v1"); err != nil {
+		return err
+	}
+	var fan []string
+	for i := 0; i < *benchFanOut; i++ {
+		name := fmt.Sprintf("fan-%d", i)
+		if err := createBenchDeployment(ctx, c, ns, name, "fan", true); err != nil {
+			return err
+		}
+		fan = append(fan, name)
+	}
+	if err := waitRevision(ctx, c, ns, fan, 1); err != nil {
+		return err
+	}
+	snapshotCallsBefore, err := kcmSnapshotCalls()
+	if err != nil {
+		return err
+	}
+	callsBefore, err := apiserverRequests(ctx, c)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for _, name := range fan {
+		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
+		if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	if err := waitRevision(ctx, c, ns, fan, 2); err != nil {
+		return err
+	}
+	f["p5-template"] = time.Since(t0).Seconds()
+	snapshotCallsAfter, err := kcmSnapshotCalls()
+	if err != nil {
+		return err
+	}
+	f["p1-per-revision"] = (snapshotCallsAfter - snapshotCallsBefore) / float64(len(fan))
+	// The controllers finish the status updates of the new revisions before the next reading.
+	time.Sleep(*benchSettle)
+	callsAfter, err := apiserverRequests(ctx, c)
+	if err != nil {
+		return err
+	}
+	out.fanOutCalls = perRevision(callsBefore, callsAfter, len(fan))
+	if patched {
+		// Past the minimum interval since the revisions just made.
+		time.Sleep(11 * time.Second)
+		if callsBefore, err = apiserverRequests(ctx, c); err != nil {
+			return err
+		}
+		t0 = time.Now()
+		if err := setConfig(ctx, c, ns, "fan", "v2"); err != nil {
+			return err
+		}
+		if err := waitRevision(ctx, c, ns, fan, 3); err != nil {
+			return err
+		}
+		f["p5-source"] = time.Since(t0).Seconds()
+		time.Sleep(*benchSettle)
+		if callsAfter, err = apiserverRequests(ctx, c); err != nil {
+			return err
+		}
+		out.fanOutWatched = perRevision(callsBefore, callsAfter, len(fan))
+	}
+	f["p5-peak-rss"], err = kcmPeakRSS()
+	return err
+}
+
+// writeFanOut prints P5 alone (BENCH_SCALE=fanout) and writes it as fanout.{json,md}.
+func writeFanOut(s, p map[string]float64, calls string, took time.Duration) error {
+	results := []benchResult{
+		{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
+			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet; target: <= 1.1x", *benchFanOut)},
+		{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", s["p5-template"], p["p5-source"],
+			fmt.Sprintf("stock column: stock template edits; includes the 1 s batch window; %.2fx the patched template edits; target: <= 1.2x stock", p["p5-source"]/p["p5-template"])},
+		{"P5 snapshot API calls per new revision, template edit", "requests", 0, p["p1-per-revision"], "snapshot creates + owner patches / revisions; target: <= 1"},
+		{"P5 kube-controller-manager peak RSS", "MiB", s["p5-peak-rss"], p["p5-peak-rss"], "VmHWM after the fan-out: the peak of its resident memory since it started"},
+	}
+	return writeResults("fanout", results, calls, took)
+}
