@@ -70,7 +70,8 @@ p4() {
 }
 [[ ${BENCH_SCALE} == fanout ]] || p4
 
-NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
+# Fake nodes of 1,000 pods each: BENCH_SCALE=full runs 600 pods of workloads that do not opt in.
+NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap
 cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
 trap cleanup EXIT

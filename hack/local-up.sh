@@ -13,6 +13,8 @@
 # NODES=real (as root): instead of fake nodes, one real node, the patched kubelet with
 # containerd, runc and the CNI bridge plugin from Debian's packages (hack/install-node.sh,
 # hack/node-up.sh), so pods run and read their files. NODES=real+N adds N fake nodes beside it.
+# FAKE_NODE_PODS (110, the kubelet's default) is how many pods a fake node takes: make bench
+# raises it for its hundreds of workloads.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -87,7 +89,7 @@ fi
   --wait 2m
 ln -sfn "${KWOK_WORKDIR}/clusters/${CLUSTER}/logs" "${LOCAL}/logs"
 if ((FAKE_NODES > 0)); then
-  "${KWOKCTL}" --name "${CLUSTER}" scale node --replicas "${FAKE_NODES}"
+  "${KWOKCTL}" --name "${CLUSTER}" scale node --replicas "${FAKE_NODES}" --param ".allocatable.pods=${FAKE_NODE_PODS:-110}"
 fi
 if [[ -n ${REAL_NODE} ]]; then
   "${FORK_ROOT}/hack/node-up.sh"
