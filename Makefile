@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos storm upgrade kind-image kind-up kind-down test-kind verify-series review-figures clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down test-kind verify-series review-figures clean help
 
 all: up
 
@@ -23,6 +23,7 @@ help:
 	@echo "make metrics           the workload_config_snapshot_* metrics of the local kube-controller-manager"
 	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager on one cluster (BENCH_SCALE=small|full)"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
+	@echo "make chaos-ha          the chaos on three kube-controller-managers with leader election: kill and pause the leader, restart etcd, pause kube-apiserver"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release, built here (KIND_IMAGES=auto|local|upstream)"
@@ -90,6 +91,9 @@ bench: tree
 
 chaos: tree
 	@hack/chaos.sh $(ARGS)
+
+chaos-ha: tree
+	@hack/chaos.sh -ha -workloads 100 -sources 3 -duration 3m -timeout 10m $(ARGS)
 
 storm: tree
 	@hack/chaos.sh -storm $(ARGS)

@@ -105,6 +105,22 @@ func run() error {
 	if *storm {
 		return runStorm(ctx, c, ns)
 	}
+	var urls map[string]string
+	if *ha {
+		if err := record("kube-controller-manager"); err != nil {
+			return err
+		}
+		base := *procs["kube-controller-manager"]
+		defer stopReplicas(&base)
+		if urls, err = startReplicas(); err != nil {
+			return err
+		}
+		l, err := waitLeader(urls)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("chaos: three kube-controller-managers, lease %v; %s leads\n", *haLease, l)
+	}
 	for i := 0; i < *sources; i++ {
 		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cfg-%d", i)}, Data: map[string]string{"v": "0"}}
 		if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -134,10 +150,18 @@ func run() error {
 	var wg sync.WaitGroup
 	var killErr error
 	killed := 0
+	counts := &haCounts{}
+	leases, stopLeases := context.WithCancel(ctx)
+	defer stopLeases()
+	go watchLeases(leases, c, counts)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		krng := rand.New(rand.NewSource(*seed + 1))
+		if *ha {
+			killErr = disruptHA(krng, urls, start, end, counts)
+			return
+		}
 		for {
 			time.Sleep(time.Duration(5000+krng.Intn(20000)) * time.Millisecond)
 			if time.Now().After(end) {
@@ -174,9 +198,15 @@ func run() error {
 	}
 	converged := time.Since(start) - edited
 
-	// A restart with nothing to do creates no revision and replaces no pod.
+	// A restart (leader changes, with -ha) with nothing to do creates no revision and replaces
+	// no pod.
 	revisions, pods := revisionCount(ctx, c, ns), podUIDs(ctx, c, ns)
-	if err := restartControllerManager(time.Second); err != nil {
+	quietChanges := counts.leaderChanges
+	if *ha {
+		if err := quietLeaderChanges(urls, 2, counts); err != nil {
+			return err
+		}
+	} else if err := restartControllerManager(time.Second); err != nil {
 		return err
 	}
 	time.Sleep(20 * time.Second)
@@ -185,6 +215,17 @@ func run() error {
 	}
 	if got := podUIDs(ctx, c, ns); !apiequality.Semantic.DeepEqual(got, pods) {
 		return fmt.Errorf("a restart with nothing to do replaced pods")
+	}
+	if *ha {
+		counts.mu.Lock()
+		defer counts.mu.Unlock()
+		fmt.Printf("chaos -ha: PASS: %d edits in %v; disruptions: %d leader kills, %d leader pauses past the %v lease, %d etcd restart, %d kube-apiserver pause past the lease, %d replicas restarted after they exited; %d leader changes\n",
+			edits, edited.Round(time.Second), counts.kills, counts.pauses, *haLease, counts.etcdRestarts, counts.apiserverPauses, counts.replicaRestarts, counts.leaderChanges)
+		fmt.Printf("  converged to the last content: %d of %d workloads, %v after the last edit\n", len(ws), len(ws), converged.Round(time.Second))
+		fmt.Printf("  snapshots leaked, dangling, lost or duplicated: 0 (%d revisions made, %d before)\n", revisions-before, before)
+		fmt.Printf("  workloads with two revisions that mount the same snapshot: 0 of %d\n", len(ws))
+		fmt.Printf("  revisions made and pods replaced by %d leader changes without edits: 0, 0\n", counts.leaderChanges-quietChanges)
+		return nil
 	}
 	fmt.Printf("chaos: PASS: %d edits in %v with %d kills of kube-controller-manager; %d workloads converged %v after the last edit; %d revisions made (%d before); 0 leaked, 0 lost, 0 duplicated snapshots; a quiet restart made no revision and replaced no pod\n",
 		edits, edited.Round(time.Second), killed, len(ws), converged.Round(time.Second), revisions-before, before)
@@ -297,6 +338,13 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 			return err
 		}
 		revs[w.name] = r
+		mounted := map[string]bool{}
+		for _, rev := range r {
+			if mounted[rev.snapshot] {
+				return fmt.Errorf("%s %s has two revisions that mount %s", w.kind, w.name, rev.snapshot)
+			}
+			mounted[rev.snapshot] = true
+		}
 		var latest *revision
 		for i := range r {
 			if r[i].latest {
