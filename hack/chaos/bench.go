@@ -103,10 +103,10 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		// window) off: what the engine itself adds to a watch-triggered revision.
 		p3Only bool
 	}{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}, {"patched-interval-0", *patchedBin, true, true}} {
-		step("bench: kube-controller-manager " + mode.name)
 		if mode.p3Only && *benchOnly != "all" {
 			continue
 		}
+		step("bench: kube-controller-manager " + mode.name)
 		if mode.p3Only {
 			p := procs["kube-controller-manager"]
 			p.args = append(p.args, "--workload-config-snapshot-min-interval=0")

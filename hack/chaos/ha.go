@@ -100,7 +100,11 @@ func startReplicas() (map[string]string, error) {
 			fmt.Sprintf("--leader-elect-renew-deadline=%v", *haLease*3/4),
 			fmt.Sprintf("--leader-elect-retry-period=%v", *haLease/4))
 		procs[name] = &proc{args: args, env: base.env, dir: base.dir}
-		if err := restart(name); err != nil {
+		run := start
+		if i == 0 {
+			run = restart
+		}
+		if err := run(name); err != nil {
 			return nil, fmt.Errorf("starting %s: %w", name, err)
 		}
 		urls[name] = fmt.Sprintf("https://127.0.0.1:%d/metrics", port)

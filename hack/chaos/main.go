@@ -332,6 +332,8 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 		byName[cms.Items[i].Name] = &cms.Items[i]
 	}
 	revs := map[string][]revision{}
+	// running are the snapshots that the workloads' latest revisions mount.
+	running := map[string]bool{}
 	for _, w := range ws {
 		r, err := revisions(ctx, c, ns, w)
 		if err != nil {
@@ -354,6 +356,7 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 		if latest == nil {
 			return fmt.Errorf("%s %s has no current revision", w.kind, w.name)
 		}
+		running[latest.snapshot] = true
 		snapshot, source := byName[latest.snapshot], byName[w.source]
 		if snapshot == nil || source == nil || !apiequality.Semantic.DeepEqual(snapshot.Data, source.Data) {
 			return fmt.Errorf("%s %s runs %s, not the content of %s", w.kind, w.name, latest.snapshot, w.source)
@@ -395,8 +398,14 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 				return fmt.Errorf("snapshot %s is owned by %s %s, which is no revision that mounts it (leaked)", name, o.Kind, o.Name)
 			}
 		}
+		// Two snapshots of the content that the latest revisions run are duplicates when both
+		// have room for more owners (snapshotutil.MaxOwners): a full one is not extended. Older
+		// contents are not compared: their owners are pruned with the revision history.
 		key := cm.Annotations[snapshotutil.SourceAnnotation] + "/" + cm.Annotations[snapshotutil.ContentHashAnnotation]
-		if other, ok := contents[key]; ok && len(cm.OwnerReferences) < 100 {
+		if !running[name] || len(cm.OwnerReferences) >= snapshotutil.MaxOwners {
+			continue
+		}
+		if other, ok := contents[key]; ok {
 			return fmt.Errorf("snapshots %s and %s hold the same content (duplicated)", other, name)
 		}
 		contents[key] = name
