@@ -51,10 +51,10 @@ var replicas = []string{"kube-controller-manager", "kube-controller-manager-2", 
 
 // haCounts are what the disruptions did, for the summary.
 type haCounts struct {
-	mu                                             sync.Mutex
-	kills, pauses, restarts, leaderChanges         int
-	etcdRestarts, apiserverPauses, replicaRestarts int
-	lastHolder                                     string
+	mu                                     sync.Mutex
+	kills, pauses, leaderChanges           int
+	etcdRestarts, apiserverPauses, started int
+	lastHolder                             string
 }
 
 func (h *haCounts) add(n *int) {
@@ -192,7 +192,7 @@ func keepRunning(h *haCounts) error {
 			if err := start(name); err != nil {
 				return err
 			}
-			h.add(&h.replicaRestarts)
+			h.add(&h.started)
 		}
 	}
 	return nil

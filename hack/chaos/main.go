@@ -153,7 +153,9 @@ func run() error {
 	counts := &haCounts{}
 	leases, stopLeases := context.WithCancel(ctx)
 	defer stopLeases()
-	go watchLeases(leases, c, counts)
+	if *ha {
+		go watchLeases(leases, c, counts)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -220,7 +222,7 @@ func run() error {
 		counts.mu.Lock()
 		defer counts.mu.Unlock()
 		fmt.Printf("chaos -ha: PASS: %d edits in %v; disruptions: %d leader kills, %d leader pauses past the %v lease, %d etcd restart, %d kube-apiserver pause past the lease, %d replicas restarted after they exited; %d leader changes\n",
-			edits, edited.Round(time.Second), counts.kills, counts.pauses, *haLease, counts.etcdRestarts, counts.apiserverPauses, counts.replicaRestarts, counts.leaderChanges)
+			edits, edited.Round(time.Second), counts.kills, counts.pauses, *haLease, counts.etcdRestarts, counts.apiserverPauses, counts.started, counts.leaderChanges)
 		fmt.Printf("  converged to the last content: %d of %d workloads, %v after the last edit\n", len(ws), len(ws), converged.Round(time.Second))
 		fmt.Printf("  snapshots leaked, dangling, lost or duplicated: 0 (%d revisions made, %d before)\n", revisions-before, before)
 		fmt.Printf("  workloads with two revisions that mount the same snapshot: 0 of %d\n", len(ws))
