@@ -14,6 +14,9 @@
 #                       kinds, 500 Deployments sharing one ConfigMap
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
 #                       ConfigMap, with the API calls per revision by verb: _output/bench/fanout.md
+#   BENCH_SCALE=paced   only the paced fan-out (P6), patched without and with a limit of rollouts per
+#                       source (BENCH_PACED_LIMIT, 10): BENCH_FANOUT (500) Deployments of one replica
+#                       sharing one watched ConfigMap, one edit; _output/bench/paced.md
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -25,7 +28,8 @@ case ${BENCH_SCALE:=small} in
   small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-optin 60 -bench-fanout 100) ;;
   full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500) ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}") ;;
-  *) die "BENCH_SCALE is small, full or fanout, not ${BENCH_SCALE}" ;;
+  paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}") ;;
+  *) die "BENCH_SCALE is small, full, fanout or paced, not ${BENCH_SCALE}" ;;
 esac
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
@@ -68,7 +72,7 @@ p4() {
   p4_patched_allocs=$(p4_median patched 7)
   [[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
 }
-[[ ${BENCH_SCALE} == fanout ]] || p4
+[[ ${BENCH_SCALE} == fanout || ${BENCH_SCALE} == paced ]] || p4
 
 # Fake nodes of 1,000 pods each: BENCH_SCALE=full runs 600 pods of workloads that do not opt in.
 NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"

@@ -91,6 +91,9 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 			procs["kube-controller-manager"].args[i] = a + ",/debug/pprof/heap"
 		}
 	}
+	if *benchOnly == "p6" {
+		return runPacedBench(ctx, c)
+	}
 	figures := map[string]map[string]float64{}
 	latency := map[string]map[string][]float64{}
 	calls := map[string]map[string]float64{}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apps "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// P6 (BENCH_SCALE=paced): one edit of a ConfigMap watched by N Deployments of one replica each,
+// on the patched controller manager without a limit of rollouts per source and with one: how
+// many Deployments roll out at once (sampled), and the time until every one has rolled out.
+var benchPacedLimit = flag.Int("bench-paced-limit", 10, "with -bench-scenarios p6: --workload-config-snapshot-max-concurrent-rollouts-per-source of the paced run")
+
+// pacedRun is what one P6 run measured.
+type pacedRun struct {
+	peak      int
+	converged time.Duration
+	// samples are the Deployments rolling out, every sampling interval.
+	samples []int
+}
+
+// runPacedBench runs P6 without a limit, then with -bench-paced-limit, in a namespace each.
+func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
+	start := time.Now()
+	runs := map[int]pacedRun{}
+	for _, limit := range []int{0, *benchPacedLimit} {
+		step(fmt.Sprintf("bench: P6 paced fan-out, %d Deployments, limit %d", *benchFanOut, limit))
+		p := procs["kube-controller-manager"]
+		p.args = append(slicesWithout(p.args, "--workload-config-snapshot-max-concurrent-rollouts-per-source="),
+			fmt.Sprintf("--workload-config-snapshot-max-concurrent-rollouts-per-source=%d", limit))
+		if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+			return err
+		}
+		r, err := pacedScenario(ctx, c, fmt.Sprintf("bench-paced-%d", limit))
+		if err != nil {
+			return fmt.Errorf("limit %d: %w", limit, err)
+		}
+		runs[limit] = r
+	}
+	free, paced := runs[0], runs[*benchPacedLimit]
+	results := []benchResult{
+		{"P6 Deployments rolling out at once (peak)", "workloads", float64(free.peak), float64(paced.peak),
+			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit | --workload-config-snapshot-max-concurrent-rollouts-per-source=%d; target: paced peak <= limit", *benchFanOut, *benchPacedLimit)},
+		{"P6 edit → every Deployment rolled out", "seconds", free.converged.Seconds(), paced.converged.Seconds(),
+			"every new ReplicaSet available and every old one scaled to 0; columns as above"},
+	}
+	return writeResults("paced", results, pacedSamples(free, paced), time.Since(start))
+}
+
+// slicesWithout returns args without those that start with prefix.
+func slicesWithout(args []string, prefix string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, prefix) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// pacedScenario creates the Deployments in ns, waits for them to run, edits their ConfigMap and
+// samples how many roll out until all have.
+func pacedScenario(ctx context.Context, c kubernetes.Interface, ns string) (pacedRun, error) {
+	var r pacedRun
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return r, err
+	}
+	if err := createConfig(ctx, c, ns, "paced", "v1"); err != nil {
+		return r, err
+	}
+	names := make([]string, *benchFanOut)
+	err := parallel(len(names), func(i int) error {
+		names[i] = fmt.Sprintf("paced-%d", i)
+		labels := map[string]string{"app": names[i]}
+		_, err := c.AppsV1().Deployments(ns).Create(ctx, &apps.Deployment{ObjectMeta: metav1.ObjectMeta{Name: names[i]}, Spec: apps.DeploymentSpec{
+			Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
+				Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+				Volumes: []v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+					LocalObjectReference: v1.LocalObjectReference{Name: "paced"}, Snapshot: ptr.To(true), Watch: ptr.To(true)}}}}}},
+		}}, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	if err := waitRevisionRolledOut(ctx, c, ns, 1); err != nil {
+		return r, fmt.Errorf("first revisions: %w", err)
+	}
+	// Past the minimum interval since the first revisions.
+	time.Sleep(11 * time.Second)
+	t0 := time.Now()
+	if err := setConfig(ctx, c, ns, "paced", "v2"); err != nil {
+		return r, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*waitTimeout(len(names)), true, func(ctx context.Context) (bool, error) {
+		rolling, done, err := rollouts(ctx, c, ns, 2)
+		if err != nil {
+			return false, nil
+		}
+		r.samples = append(r.samples, rolling)
+		r.peak = max(r.peak, rolling)
+		return done == len(names), nil
+	})
+	r.converged = time.Since(t0)
+	return r, err
+}
+
+// waitRevisionRolledOut waits until every Deployment of ns has rolled out its given revision.
+func waitRevisionRolledOut(ctx context.Context, c kubernetes.Interface, ns string, revision int) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, waitTimeout(*benchFanOut), true, func(ctx context.Context) (bool, error) {
+		_, done, err := rollouts(ctx, c, ns, revision)
+		return err == nil && done == *benchFanOut, nil
+	})
+}
+
+// rollouts counts the Deployments of ns that roll out their ReplicaSet of the given revision
+// (it exists and is not available, or another ReplicaSet has replicas) and those that have
+// rolled it out.
+func rollouts(ctx context.Context, c kubernetes.Interface, ns string, revision int) (rolling, done int, err error) {
+	list, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	type state struct{ hasNew, newAvailable, oldReplicas bool }
+	byDeployment := map[string]*state{}
+	for _, rs := range list.Items {
+		owner := metav1.GetControllerOf(&rs)
+		if owner == nil {
+			continue
+		}
+		s := byDeployment[owner.Name]
+		if s == nil {
+			s = &state{}
+			byDeployment[owner.Name] = s
+		}
+		if rs.Annotations["deployment.kubernetes.io/revision"] == fmt.Sprint(revision) {
+			s.hasNew, s.newAvailable = true, rs.Status.AvailableReplicas >= 1 && ptr.Deref(rs.Spec.Replicas, 0) == 1
+		} else if ptr.Deref(rs.Spec.Replicas, 0) > 0 || rs.Status.Replicas > 0 {
+			s.oldReplicas = true
+		}
+	}
+	for _, s := range byDeployment {
+		switch {
+		case s.hasNew && s.newAvailable && !s.oldReplicas:
+			done++
+		case s.hasNew:
+			rolling++
+		}
+	}
+	return rolling, done, nil
+}
+
+// pacedSamples is the markdown of both runs' samples, one line per second.
+func pacedSamples(free, paced pacedRun) string {
+	line := func(name string, r pacedRun) string {
+		var b strings.Builder
+		for i := 0; i < len(r.samples); i += 4 {
+			fmt.Fprintf(&b, " %d", r.samples[i])
+		}
+		return fmt.Sprintf("- %s (Deployments rolling out, each second):%s\n", name, b.String())
+	}
+	out := "\n" + line("no limit", free) + line(fmt.Sprintf("limit %d", *benchPacedLimit), paced)
+	if *benchOut != "" {
+		_ = os.WriteFile(filepath.Join(*benchOut, "paced-samples.txt"), []byte(out), 0o644)
+	}
+	return out
+}
