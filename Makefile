@@ -23,7 +23,7 @@ help:
 	@echo "make metrics           the workload_config_snapshot_* metrics of the local kube-controller-manager"
 	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager on one cluster (BENCH_SCALE=small|full)"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
-	@echo "make chaos-ha          the chaos on three kube-controller-managers with leader election: kill and pause the leader, restart etcd, pause kube-apiserver"
+	@echo "make chaos-ha          the chaos on three kube-controller-managers with leader election and paced fan-out: kill and pause the leader, restart etcd, pause kube-apiserver"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release, built here (KIND_IMAGES=auto|local|upstream)"
@@ -93,7 +93,7 @@ chaos: tree
 	@hack/chaos.sh $(ARGS)
 
 chaos-ha: tree
-	@hack/chaos.sh -ha -workloads 100 -sources 3 -duration 3m -timeout 10m $(ARGS)
+	@hack/chaos.sh -ha -max-rollouts 10 -workloads 100 -sources 3 -duration 3m -timeout 10m $(ARGS)
 
 storm: tree
 	@hack/chaos.sh -storm $(ARGS)

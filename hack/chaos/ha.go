@@ -33,7 +33,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
 )
 
 // The -ha mode runs the chaos on a highly available control plane: three kube-controller-managers
@@ -44,6 +46,7 @@ import (
 var (
 	ha      = flag.Bool("ha", false, "with the chaos: three kube-controller-managers with leader election; kill or pause the leader, restart etcd, pause kube-apiserver")
 	haLease = flag.Duration("ha-lease", 4*time.Second, "with -ha: the leader election lease (renew deadline 3/4 of it, retry period 1/4)")
+	haPaced = flag.Int("max-rollouts", 0, "with -ha: the three kube-controller-managers' --workload-config-snapshot-max-concurrent-rollouts-per-source; the chaos checks that no more workloads than that hold a slot of one source at any moment")
 )
 
 // replicas are the components of the three kube-controller-managers: kwokctl's, and two more.
@@ -55,6 +58,10 @@ type haCounts struct {
 	kills, pauses, leaderChanges           int
 	etcdRestarts, apiserverPauses, started int
 	lastHolder                             string
+	// slotSamples, peakSlots and overLimit are what watchSlots saw: the samples, the most
+	// workloads holding a slot of one source (peakSource) at once, and the samples above the limit.
+	slotSamples, peakSlots, overLimit int
+	peakSource                        string
 }
 
 func (h *haCounts) add(n *int) {
@@ -94,6 +101,9 @@ func startReplicas() (map[string]string, error) {
 				return nil, err
 			}
 			args = append(args, fmt.Sprintf("--secure-port=%d", port))
+		}
+		if *haPaced > 0 {
+			args = append(args, fmt.Sprintf("--workload-config-snapshot-max-concurrent-rollouts-per-source=%d", *haPaced))
 		}
 		args = append(args, "--leader-elect=true",
 			fmt.Sprintf("--leader-elect-lease-duration=%v", *haLease),
@@ -174,6 +184,40 @@ func watchLeases(ctx context.Context, c kubernetes.Interface, h *haCounts) {
 			h.mu.Unlock()
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// watchSlots samples, until ctx is done, how many workloads hold a slot of each source of ns: the
+// Deployments, DaemonSets and StatefulSets that own one of its snapshots (docs/design.md, "Paced
+// fan-out").
+func watchSlots(ctx context.Context, c kubernetes.Interface, ns string, h *haCounts) {
+	for ctx.Err() == nil {
+		if list, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"}); err == nil {
+			holders := map[string]map[types.UID]bool{}
+			for _, cm := range list.Items {
+				source := cm.Annotations[snapshotutil.SourceAnnotation]
+				for _, ref := range cm.OwnerReferences {
+					if ref.Kind == "Deployment" || ref.Kind == "DaemonSet" || ref.Kind == "StatefulSet" {
+						if holders[source] == nil {
+							holders[source] = map[types.UID]bool{}
+						}
+						holders[source][ref.UID] = true
+					}
+				}
+			}
+			h.mu.Lock()
+			h.slotSamples++
+			for source, uids := range holders {
+				if len(uids) > h.peakSlots {
+					h.peakSlots, h.peakSource = len(uids), source
+				}
+				if len(uids) > *haPaced {
+					h.overLimit++
+				}
+			}
+			h.mu.Unlock()
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -156,6 +156,9 @@ func run() error {
 	if *ha {
 		go watchLeases(leases, c, counts)
 	}
+	if *ha && *haPaced > 0 {
+		go watchSlots(leases, c, ns, counts)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -199,6 +202,14 @@ func run() error {
 		return err
 	}
 	converged := time.Since(start) - edited
+	if *ha && *haPaced > 0 {
+		counts.mu.Lock()
+		over, peak, source := counts.overLimit, counts.peakSlots, counts.peakSource
+		counts.mu.Unlock()
+		if over > 0 {
+			return fmt.Errorf("in %d samples more than %d workloads held a slot of one source (peak %d, of %s)", over, *haPaced, peak, source)
+		}
+	}
 
 	// A restart (leader changes, with -ha) with nothing to do creates no revision and replaces
 	// no pod.
@@ -227,6 +238,12 @@ func run() error {
 		fmt.Printf("  snapshots leaked, dangling, lost or duplicated: 0 (%d revisions made, %d before)\n", revisions-before, before)
 		fmt.Printf("  workloads with two revisions that mount the same snapshot: 0 of %d\n", len(ws))
 		fmt.Printf("  revisions made and pods replaced by %d leader changes without edits: 0, 0\n", counts.leaderChanges-quietChanges)
+		if *haPaced > 0 {
+			fmt.Printf("  samples in which more than %d workloads held a slot of one source: %d of %d (peak %d, of %s)\n", *haPaced, counts.overLimit, counts.slotSamples, counts.peakSlots, counts.peakSource)
+			if counts.overLimit > 0 {
+				return fmt.Errorf("the limit of rollouts per source was exceeded after the edits")
+			}
+		}
 		return nil
 	}
 	fmt.Printf("chaos: PASS: %d edits in %v with %d kills of kube-controller-manager; %d workloads converged %v after the last edit; %d revisions made (%d before); 0 leaked, 0 lost, 0 duplicated snapshots; a quiet restart made no revision and replaced no pod\n",
