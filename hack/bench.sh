@@ -17,6 +17,9 @@
 #   BENCH_SCALE=paced   only the paced fan-out (P6), patched without and with a limit of rollouts per
 #                       source (BENCH_PACED_LIMIT, 10): BENCH_FANOUT (500) Deployments of one replica
 #                       sharing one watched ConfigMap, one edit; _output/bench/paced.md
+#   BENCH_SCALE=mix     only the fan-out over the three kinds (P7): BENCH_FANOUT (300) workloads, a third
+#                       of each kind, sharing one watched ConfigMap; stock and patched template edits,
+#                       one watched edit; exactly one new revision each; _output/bench/mix.md
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -29,7 +32,8 @@ case ${BENCH_SCALE:=small} in
   full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500) ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}") ;;
-  *) die "BENCH_SCALE is small, full, fanout or paced, not ${BENCH_SCALE}" ;;
+  mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}") ;;
+  *) die "BENCH_SCALE is small, full, fanout, paced or mix, not ${BENCH_SCALE}" ;;
 esac
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
@@ -72,7 +76,7 @@ p4() {
   p4_patched_allocs=$(p4_median patched 7)
   [[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
 }
-[[ ${BENCH_SCALE} == fanout || ${BENCH_SCALE} == paced ]] || p4
+[[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full ]] && p4
 
 # Fake nodes of 1,000 pods each: BENCH_SCALE=full runs 600 pods of workloads that do not opt in.
 NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"

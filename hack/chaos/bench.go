@@ -91,8 +91,11 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 			procs["kube-controller-manager"].args[i] = a + ",/debug/pprof/heap"
 		}
 	}
-	if *benchOnly == "p6" {
+	switch *benchOnly {
+	case "p6":
 		return runPacedBench(ctx, c)
+	case "p7":
+		return runMixBench(ctx, c)
 	}
 	figures := map[string]map[string]float64{}
 	latency := map[string]map[string][]float64{}
