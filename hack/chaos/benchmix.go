@@ -33,6 +33,7 @@ func runMixBench(ctx context.Context, c kubernetes.Interface) error {
 			return err
 		}
 		figures, err := mixScenario(ctx, c, "bench-mix-"+mode.name, mode.gated)
+		deleteNamespace(c, "bench-mix-"+mode.name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", mode.name, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -42,7 +43,9 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 		if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
 			return err
 		}
-		r, err := pacedScenario(ctx, c, fmt.Sprintf("bench-paced-%d", limit))
+		ns := fmt.Sprintf("bench-paced-%d", limit)
+		r, err := pacedScenario(ctx, c, ns)
+		deleteNamespace(c, ns)
 		if err != nil {
 			return fmt.Errorf("limit %d: %w", limit, err)
 		}
@@ -56,6 +59,18 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 			"every new ReplicaSet available and every old one scaled to 0; columns as above"},
 	}
 	return writeResults("paced", results, pacedSamples(free, paced), time.Since(start))
+}
+
+// deleteNamespace deletes ns and waits until it is gone: the next controller manager would sync
+// its workloads (and, after stock, snapshot every one of them) while it is measured.
+func deleteNamespace(c kubernetes.Interface, ns string) {
+	if err := c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		return
+	}
+	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // slicesWithout returns args without those that start with prefix.
