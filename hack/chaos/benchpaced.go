@@ -54,7 +54,7 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 	free, paced := runs[0], runs[*benchPacedLimit]
 	results := []benchResult{
 		{"P6 Deployments rolling out at once (peak)", "workloads", float64(free.peak), float64(paced.peak),
-			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit | --workload-config-snapshot-max-concurrent-rollouts-per-source=%d; target: paced peak <= limit", *benchFanOut, *benchPacedLimit)},
+			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit, then --workload-config-snapshot-max-concurrent-rollouts-per-source=%d; target: paced peak <= limit", *benchFanOut, *benchPacedLimit)},
 		{"P6 edit → every Deployment rolled out", "seconds", free.converged.Seconds(), paced.converged.Seconds(),
 			"every new ReplicaSet available and every old one scaled to 0; columns as above"},
 	}
