@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make kind-up: a kind cluster (KIND_CLUSTER, default configsnapshot) from the node image of make
-# kind-image, with kind/config.yaml (WorkloadConfigSnapshot on in every component), on the Docker
+# kind-image, with kind/config.yaml (WorkloadConfigSnapshot on in every component; KIND_CONFIG to
+# use another, e.g. kind/conformance.yaml), on the Docker
 # engine that answers or one started for it (hack/lib/kind.sh). Loads the e2e test images (built
 # here, hack/node-images.sh), waits until the nodes and the system pods are Ready, and prints how
 # to use it. make kind-down removes it.
@@ -22,7 +23,7 @@ if "${FORK_BIN}/kind" get clusters 2>/dev/null | grep -qx "${KIND_CLUSTER}"; the
 else
   log "kind create cluster ${KIND_CLUSTER} (${KIND_IMAGE})"
   "${FORK_BIN}/kind" create cluster --name "${KIND_CLUSTER}" --image "${KIND_IMAGE}" \
-    --config "${FORK_ROOT}/kind/config.yaml" --kubeconfig "${KIND_KUBECONFIG}" --wait 5m --retain
+    --config "${KIND_CONFIG:-${FORK_ROOT}/kind/config.yaml}" --kubeconfig "${KIND_KUBECONFIG}" --wait 5m --retain
 fi
 "${FORK_BIN}/kind" export kubeconfig --name "${KIND_CLUSTER}" --kubeconfig "${KIND_KUBECONFIG}" >/dev/null 2>&1
 export KUBECONFIG=${KIND_KUBECONFIG}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The container images of upstream's [Conformance] specs, built here from the tree and from Debian
+# packages (no registry is reachable from machines of this kind), tagged with the names of
+# test/utils/image/manifest.go, as docker-archives in _output/images/conformance (make
+# test-conformance loads them into the kind nodes). Rebuilt when missing; CONFORMANCE_IMAGES=rebuild
+# rebuilds them.
+#
+#   image               built from                                                   real or stand-in
+#   agnhost (2.66.1,    the tree's test/images/agnhost, on Debian bookworm with the   agnhost is real; the base is
+#   and 2.55)           tools the specs run in it (curl, nc -u, dig, getent, ip,       Debian instead of Alpine
+#                       bash, socat), localhost.crt/key, /uploads, /agnhost-2
+#   glibc-dns-testing   Debian bookworm with bind9-dnsutils, as upstream's             real (the same recipe)
+#   nautilus, kitten    agnhost (above) with the tree's test/images/{nautilus,kitten}  real content, on the Debian
+#                       html, CMD test-webserver                                        agnhost
+#   nonewprivs          the tree's test/images/nonewprivs/nnp.go, setuid root, on      nnp is real; busybox instead
+#                       busybox                                                          of Alpine
+#   sample-apiserver    the tree's staging/src/k8s.io/sample-apiserver (1.37.1, not     a newer build of the same
+#   (1.29.2)            1.29.2)                                                           program
+# busybox, pause, nginx (hack/node-images.sh) and etcd (hack/kind-image.sh, in the node image) come
+# from elsewhere.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/node.sh"
+source "${FORK_ROOT}/hack/lib/images.sh"
+
+OUT=${FORK_OUTPUT}/images/conformance
+IMAGES=(agnhost glibc-dns-testing nautilus-kitten nonewprivs sample-apiserver)
+
+built() {
+  local image
+  for image in "${IMAGES[@]}"; do [[ -f ${OUT}/${image}.tar ]] || return 1; done
+}
+if [[ ${CONFORMANCE_IMAGES:-} != rebuild ]] && built; then
+  log "conformance images in ${OUT#"${FORK_ROOT}"/}: up to date"
+  exit 0
+fi
+[[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
+apt_install mmdebstrap jq
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+mkdir -p "${OUT}"
+work=$(mktemp -d)
+# shellcheck disable=SC2064 # expand now
+trap "rm -rf '${work}'" EXIT
+
+log "building agnhost, nnp and sample-apiserver from the tree"
+(cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${work}/agnhost" ./test/images/agnhost &&
+  CGO_ENABLED=0 go build -o "${work}/nnp" ./test/images/nonewprivs &&
+  CGO_ENABLED=0 go build -o "${work}/sample-apiserver" k8s.io/sample-apiserver)
+
+log "Debian bookworm with the specs' network and DNS tools (mmdebstrap)"
+mmdebstrap --quiet --variant=minbase \
+  --include=curl,netcat-openbsd,bind9-dnsutils,iproute2,bash,socat,ca-certificates,procps \
+  bookworm "${work}/debian.tar"
+mkdir -p "${work}/debian"
+tar -C "${work}/debian" -xf "${work}/debian.tar"
+rm -f "${work}/debian.tar"
+write_image "${work}/debian" "${OUT}/glibc-dns-testing.tar" '"Cmd":["sh"]' "$(image_ref GlibcDnsTesting)"
+
+cp -a "${work}/debian" "${work}/agnhost-root"
+cp "${work}/agnhost" "${work}/agnhost-root/agnhost"
+ln -s agnhost "${work}/agnhost-root/agnhost-2"
+cp "${KUBE_TREE}"/test/images/agnhost/porter/localhost.{crt,key} "${work}/agnhost-root/"
+mkdir -p "${work}/agnhost-root/uploads"
+write_image "${work}/agnhost-root" "${OUT}/agnhost.tar" '"Entrypoint":["/agnhost"],"Cmd":["pause"]' \
+  "$(image_ref Agnhost)" "$(image_ref AgnhostPrev)"
+
+for image in nautilus kitten; do
+  cp -a "${work}/agnhost-root" "${work}/${image}"
+  cp "${KUBE_TREE}/test/images/${image}/html/"* "${work}/${image}/"
+  write_image "${work}/${image}" "${work}/${image}.tar" '"Entrypoint":["/agnhost"],"Cmd":["test-webserver"]' \
+    "$(image_ref "${image^}")"
+done
+merge_archives "${OUT}/nautilus-kitten.tar" "${work}/nautilus.tar" "${work}/kitten.tar"
+
+base_rootfs "${work}/nonewprivs"
+install -m 4755 "${work}/nnp" "${work}/nonewprivs/usr/local/bin/nnp" 2>/dev/null ||
+  { mkdir -p "${work}/nonewprivs/usr/local/bin" && install -m 4755 "${work}/nnp" "${work}/nonewprivs/usr/local/bin/nnp"; }
+write_image "${work}/nonewprivs" "${OUT}/nonewprivs.tar" '"Cmd":["nnp"]' "$(image_ref Nonewprivs)"
+
+base_rootfs "${work}/sample-apiserver"
+cp "${work}/sample-apiserver" "${work}/sample-apiserver/sample-apiserver"
+write_image "${work}/sample-apiserver" "${OUT}/sample-apiserver.tar" '"Entrypoint":["/sample-apiserver"]' \
+  "registry.k8s.io/e2e-test-images/sample-apiserver:$(sed -n 's/.*configs\[APIServer\] = Config{list.PromoterE2eRegistry, "sample-apiserver", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go")"
+log "conformance images in ${OUT#"${FORK_ROOT}"/}: $(cd "${OUT}" && echo ./*.tar)"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# make test-conformance: upstream's [Conformance] suite against a kind cluster of this release.
+#
+# Builds the kind node image (make kind-image), the conformance images (hack/conformance-images.sh),
+# upstream's e2e binary (test/e2e, all of it) and the ginkgo CLI from the tree; boots a kind cluster
+# of one control plane and two workers (kind/conformance.yaml) with every image loaded under
+# upstream's names; runs
+#   ginkgo --nodes=N --focus='\[Conformance\]' e2e.test -- --provider=skeleton ...
+# as upstream's and kind's conformance jobs do: the specs run N at a time, and those marked
+# [Serial] (ginkgo's Serial decorator) run afterwards, one at a time; the user-visible flows use
+# the stock kubectl built from the base commit. Writes the JUnit report and the log to
+# _output/conformance/<date>/, prints one summary line (passed / failed / skipped, and the
+# failures' names), and deletes the cluster (KIND_KEEP=1 keeps it).
+#
+#   CONFORMANCE_NODES   ginkgo processes (default 4)
+#   CONFORMANCE_FOCUS   another focus, e.g. '\[sig-apps\].*\[Conformance\]' for a quick check
+#   CONFORMANCE_SKIP    specs to skip (a regular expression; default none)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/kind.sh"
+
+nodes=${CONFORMANCE_NODES:-4}
+focus=${CONFORMANCE_FOCUS:-'\[Conformance\]'}
+skip=${CONFORMANCE_SKIP:-'^$'}
+report=${FORK_OUTPUT}/conformance/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "${report}"
+
+[[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
+"${FORK_ROOT}/hack/kind-image.sh"
+"${FORK_ROOT}/hack/node-images.sh" build-if-missing
+"${FORK_ROOT}/hack/conformance-images.sh"
+"${FORK_ROOT}/hack/build-stock-kubectl.sh"
+log "building upstream's e2e binary (test/e2e) and the ginkgo CLI from the tree"
+(cd "${KUBE_TREE}" && go test -c -o "${FORK_BIN}/e2e-conformance.test" ./test/e2e &&
+  go build -o "${FORK_BIN}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup() { [[ -n ${KIND_KEEP:-} ]] || "${FORK_ROOT}/hack/kind-down.sh"; }
+trap cleanup EXIT
+KIND_CONFIG=${FORK_ROOT}/kind/conformance.yaml "${FORK_ROOT}/hack/kind-up.sh"
+export KUBECONFIG=${KIND_KUBECONFIG}
+log "loading the conformance images into the nodes"
+for archive in "${FORK_OUTPUT}"/images/conformance/*.tar; do
+  "${FORK_BIN}/kind" load image-archive --name "${KIND_CLUSTER}" "${archive}" >/dev/null
+done
+
+log "conformance: focus ${focus}, skip ${skip}, ${nodes} processes; report in ${report#"${FORK_ROOT}"/}"
+start=${SECONDS}
+status=0
+"${FORK_BIN}/ginkgo" --nodes="${nodes}" --focus="${focus}" --skip="${skip}" --no-color --timeout=4h \
+  --poll-progress-after=120s --poll-progress-interval=30s \
+  "${FORK_BIN}/e2e-conformance.test" -- \
+  --kubeconfig="${KUBECONFIG}" --provider=skeleton --kubectl-path="${FORK_BIN}/stock/kubectl" \
+  --report-dir="${report}" --report-complete-junit --disable-log-dump=true \
+  >"${report}/e2e.log" 2>&1 || status=$?
+took=$((SECONDS - start))
+
+# One line: the JUnit report's counts, and the failures by name.
+summary=$(python3 - "${report}" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+cases = []
+for f in glob.glob(sys.argv[1] + "/junit*.xml"):
+    cases += ET.parse(f).getroot().iter("testcase")
+failed = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
+skipped = [c for c in cases if c.find("skipped") is not None]
+# Specs that the focus did not select are reported as skipped too: count the selected ones.
+ran = [c for c in cases if c.find("skipped") is None]
+print(f"{len(ran) - len(failed)} passed, {len(failed)} failed, {len([c for c in skipped if 'Conformance' in (c.get('name') or '')])} skipped")
+for name in failed:
+    print("  FAILED: " + name)
+PY
+)
+echo "${summary}" >"${report}/summary.txt"
+log "conformance in $((took / 60))m$((took % 60))s: $(head -1 "${report}/summary.txt")"
+tail -n +2 "${report}/summary.txt"
+[[ ${status} -eq 0 ]] || die "conformance failed (exit ${status}): ${report#"${FORK_ROOT}"/}/e2e.log"
