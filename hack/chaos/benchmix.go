@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	snapshotutil "k8s.io/component-helpers/apps/configsnapshot"
@@ -73,10 +72,7 @@ func mixScenario(ctx context.Context, c kubernetes.Interface, ns string, patched
 		return nil, fmt.Errorf("first revisions: %w", err)
 	}
 	t0 := time.Now()
-	err = parallel(len(ws), func(i int) error {
-		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10"}]}}}}`)
-		return patchWorkload(ctx, c, ns, ws[i], patch)
-	})
+	err = parallel(len(ws), func(i int) error { return setImage(ctx, c, ns, ws[i], "registry.k8s.io/pause:3.10") })
 	if err != nil {
 		return nil, err
 	}
@@ -110,20 +106,6 @@ func mixScenario(ctx context.Context, c kubernetes.Interface, ns string, patched
 	}
 	f["peak-rss"], err = kcmPeakRSS()
 	return f, err
-}
-
-// patchWorkload applies a strategic merge patch to workload w.
-func patchWorkload(ctx context.Context, c kubernetes.Interface, ns string, w workload, patch []byte) error {
-	var err error
-	switch w.kind {
-	case "Deployment":
-		_, err = c.AppsV1().Deployments(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	case "DaemonSet":
-		_, err = c.AppsV1().DaemonSets(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	default:
-		_, err = c.AppsV1().StatefulSets(ns).Patch(ctx, w.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	}
-	return err
 }
 
 // waitKindRevisions waits until every workload of ws has exactly n revisions (ReplicaSets or
