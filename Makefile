@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down test-kind verify-series review-figures clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down test-kind test-conformance verify-series review-figures clean help
 
 all: up
 
@@ -30,6 +30,7 @@ help:
 	@echo "make kind-up           a kind cluster from that image, gate on in every component"
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
+	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance"
 	@echo "make test              unit, integration, e2e and upgrade tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
@@ -112,6 +113,9 @@ kind-down:
 
 test-kind: tree
 	@hack/test-kind.sh
+
+test-conformance: tree
+	@hack/test-conformance.sh
 
 clean:
 	@if [ -d _output/local/kwok ]; then hack/local-down.sh; fi
