@@ -43,9 +43,9 @@ work=$(mktemp -d)
 trap "rm -rf '${work}'" EXIT
 
 log "building agnhost, nnp and sample-apiserver from the tree"
-(cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${work}/agnhost" ./test/images/agnhost &&
-  CGO_ENABLED=0 go build -o "${work}/nnp" ./test/images/nonewprivs &&
-  CGO_ENABLED=0 go build -o "${work}/sample-apiserver" k8s.io/sample-apiserver)
+(cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${work}/bin/agnhost" ./test/images/agnhost &&
+  CGO_ENABLED=0 go build -o "${work}/bin/nnp" ./test/images/nonewprivs &&
+  CGO_ENABLED=0 go build -o "${work}/bin/sample-apiserver" k8s.io/sample-apiserver)
 
 log "Debian bookworm with the specs' network and DNS tools (mmdebstrap)"
 mmdebstrap --quiet --variant=minbase \
@@ -54,10 +54,12 @@ mmdebstrap --quiet --variant=minbase \
 mkdir -p "${work}/debian"
 tar -C "${work}/debian" -xf "${work}/debian.tar"
 rm -f "${work}/debian.tar"
+# What the specs never read: package lists and caches, documentation, locales.
+rm -rf "${work}"/debian/var/lib/apt/lists/* "${work}"/debian/var/cache/apt/* "${work}"/debian/usr/share/{doc,man,info,locale}/*
 write_image "${work}/debian" "${OUT}/glibc-dns-testing.tar" '"Cmd":["sh"]' "$(image_ref GlibcDnsTesting)"
 
 cp -a "${work}/debian" "${work}/agnhost-root"
-cp "${work}/agnhost" "${work}/agnhost-root/agnhost"
+cp "${work}/bin/agnhost" "${work}/agnhost-root/agnhost"
 ln -s agnhost "${work}/agnhost-root/agnhost-2"
 cp "${KUBE_TREE}"/test/images/agnhost/porter/localhost.{crt,key} "${work}/agnhost-root/"
 mkdir -p "${work}/agnhost-root/uploads"
@@ -73,12 +75,12 @@ done
 merge_archives "${OUT}/nautilus-kitten.tar" "${work}/nautilus.tar" "${work}/kitten.tar"
 
 base_rootfs "${work}/nonewprivs"
-install -m 4755 "${work}/nnp" "${work}/nonewprivs/usr/local/bin/nnp" 2>/dev/null ||
-  { mkdir -p "${work}/nonewprivs/usr/local/bin" && install -m 4755 "${work}/nnp" "${work}/nonewprivs/usr/local/bin/nnp"; }
+mkdir -p "${work}/nonewprivs/usr/local/bin"
+install -m 4755 "${work}/bin/nnp" "${work}/nonewprivs/usr/local/bin/nnp"
 write_image "${work}/nonewprivs" "${OUT}/nonewprivs.tar" '"Cmd":["nnp"]' "$(image_ref Nonewprivs)"
 
 base_rootfs "${work}/sample-apiserver"
-cp "${work}/sample-apiserver" "${work}/sample-apiserver/sample-apiserver"
+cp "${work}/bin/sample-apiserver" "${work}/sample-apiserver/sample-apiserver"
 write_image "${work}/sample-apiserver" "${OUT}/sample-apiserver.tar" '"Entrypoint":["/sample-apiserver"]' \
   "registry.k8s.io/e2e-test-images/sample-apiserver:$(sed -n 's/.*configs\[APIServer\] = Config{list.PromoterE2eRegistry, "sample-apiserver", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go")"
 log "conformance images in ${OUT#"${FORK_ROOT}"/}: $(cd "${OUT}" && echo ./*.tar)"
