@@ -39,6 +39,7 @@ cleanup() { [[ -n ${KIND_KEEP:-} ]] || "${FORK_ROOT}/hack/kind-down.sh"; }
 trap cleanup EXIT
 KIND_CONFIG=${FORK_ROOT}/kind/conformance.yaml "${FORK_ROOT}/hack/kind-up.sh"
 export KUBECONFIG=${KIND_KUBECONFIG}
+docker_up # the Docker engine that kind-up used (or started): DOCKER_HOST for kind load
 log "loading the conformance images into the nodes"
 for archive in "${FORK_OUTPUT}"/images/conformance/*.tar; do
   "${FORK_BIN}/kind" load image-archive --name "${KIND_CLUSTER}" "${archive}" >/dev/null
