@@ -56,19 +56,29 @@ status=0
   >"${report}/e2e.log" 2>&1 || status=$?
 took=$((SECONDS - start))
 
-# One line: the JUnit report's counts, and the failures by name.
-summary=$(python3 - "${report}" <<'PY'
-import glob, sys, xml.etree.ElementTree as ET
-cases = []
-for f in glob.glob(sys.argv[1] + "/junit*.xml"):
-    cases += ET.parse(f).getroot().iter("testcase")
-failed = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
-skipped = [c for c in cases if c.find("skipped") is not None]
-# Specs that the focus did not select are reported as skipped too: count the selected ones.
-ran = [c for c in cases if c.find("skipped") is None]
-print(f"{len(ran) - len(failed)} passed, {len(failed)} failed, {len([c for c in skipped if 'Conformance' in (c.get('name') or '')])} skipped")
+# One line from the JUnit report: the selected specs that passed, failed, or skipped themselves at
+# run time (the report lists every spec of the binary; those the focus did not select are skipped
+# too), then the failures by name.
+summary=$(python3 - "${report}" "${focus}" "${skip}" <<'PY'
+import glob, re, sys, xml.etree.ElementTree as ET
+report, focus, skip = sys.argv[1], re.compile(sys.argv[2]), re.compile(sys.argv[3])
+passed, failed, skipped = [], [], []
+for f in glob.glob(report + "/junit*.xml"):
+    for case in ET.parse(f).getroot().iter("testcase"):
+        name = case.get("name") or ""
+        if not focus.search(name) or skip.search(name):
+            continue  # not selected, or a suite node ([SynchronizedBeforeSuite] ...)
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.append(name)
+        elif case.find("skipped") is not None:
+            skipped.append(name)
+        else:
+            passed.append(name)
+print(f"{len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped")
 for name in failed:
     print("  FAILED: " + name)
+for name in skipped:
+    print("  skipped: " + name)
 PY
 )
 echo "${summary}" >"${report}/summary.txt"
