@@ -2,8 +2,8 @@
 # The container images of upstream's [Conformance] specs, built here from the tree and from Debian
 # packages (no registry is reachable from machines of this kind), tagged with the names of
 # test/utils/image/manifest.go, as docker-archives in _output/images/conformance (make
-# test-conformance loads them into the kind nodes). Rebuilt when missing; CONFORMANCE_IMAGES=rebuild
-# rebuilds them.
+# test-conformance loads them into the kind nodes). Rebuilt when missing or when this script
+# changed; CONFORMANCE_IMAGES=rebuild rebuilds them.
 #
 #   image               built from                                                   real or stand-in
 #   agnhost (2.66.1,    the tree's test/images/agnhost, on Debian bookworm with the   agnhost is real; the base is
@@ -11,7 +11,10 @@
 #                       bash, socat), localhost.crt/key, /uploads, /agnhost-2
 #   glibc-dns-testing   Debian bookworm with bind9-dnsutils, as upstream's             real (the same recipe)
 #   nautilus, kitten    agnhost (above) with the tree's test/images/{nautilus,kitten}  real content, on the Debian
-#                       html, CMD test-webserver                                        agnhost
+#                       html, CMD test-webserver                                        agnhost; kitten's
+#                                                                                       os-release says it stands
+#                                                                                       in for Alpine Linux (the
+#                                                                                       Image Volume spec reads it)
 #   nonewprivs          the tree's test/images/nonewprivs/nnp.go, setuid root, on      nnp is real; busybox instead
 #                       busybox                                                          of Alpine
 #   sample-apiserver    the tree's staging/src/k8s.io/sample-apiserver (1.37.1, not     a newer build of the same
@@ -26,9 +29,11 @@ source "${FORK_ROOT}/hack/lib/images.sh"
 OUT=${FORK_OUTPUT}/images/conformance
 IMAGES=(agnhost glibc-dns-testing nautilus-kitten nonewprivs sample-apiserver)
 
+recipe=$(sha256sum <"${BASH_SOURCE[0]}" | cut -c1-12)
 built() {
   local image
   for image in "${IMAGES[@]}"; do [[ -f ${OUT}/${image}.tar ]] || return 1; done
+  [[ $(cat "${OUT}/recipe" 2>/dev/null) == "${recipe}" ]]
 }
 if [[ ${CONFORMANCE_IMAGES:-} != rebuild ]] && built; then
   log "conformance images in ${OUT#"${FORK_ROOT}"/}: up to date"
@@ -69,6 +74,14 @@ write_image "${work}/agnhost-root" "${OUT}/agnhost.tar" '"Entrypoint":["/agnhost
 for image in nautilus kitten; do
   cp -a "${work}/agnhost-root" "${work}/${image}"
   cp "${KUBE_TREE}/test/images/${image}/html/"* "${work}/${image}/"
+  if [[ ${image} == kitten ]]; then
+    # Upstream's kitten is built on Alpine, and the Image Volume spec checks that the volume
+    # holds the image's /etc/os-release by reading "Alpine Linux" in it: say what this one is.
+    printf '# A stand-in for registry.k8s.io/e2e-test-images/kitten, whose base is Alpine Linux,\n# built on Debian by hack/conformance-images.sh.\n' |
+      cat - "${work}/${image}/usr/lib/os-release" >"${work}/${image}/os-release.new"
+    rm -f "${work}/${image}/etc/os-release"
+    mv "${work}/${image}/os-release.new" "${work}/${image}/etc/os-release"
+  fi
   write_image "${work}/${image}" "${work}/${image}.tar" '"Entrypoint":["/agnhost"],"Cmd":["test-webserver"]' \
     "$(image_ref "${image^}")"
 done
@@ -83,4 +96,5 @@ base_rootfs "${work}/sample-apiserver"
 cp "${work}/bin/sample-apiserver" "${work}/sample-apiserver/sample-apiserver"
 write_image "${work}/sample-apiserver" "${OUT}/sample-apiserver.tar" '"Entrypoint":["/sample-apiserver"]' \
   "registry.k8s.io/e2e-test-images/sample-apiserver:$(sed -n 's/.*configs\[APIServer\] = Config{list.PromoterE2eRegistry, "sample-apiserver", "\(.*\)"}/\1/p' "${KUBE_TREE}/test/utils/image/manifest.go")"
+echo "${recipe}" >"${OUT}/recipe"
 log "conformance images in ${OUT#"${FORK_ROOT}"/}: $(cd "${OUT}" && echo ./*.tar)"

@@ -21,6 +21,9 @@
 #             local-path-provisioner (provisions nothing; PersistentVolumeClaims stay Pending)
 #   auto      (default) upstream when registry.k8s.io answers, else local
 # Starts a Docker engine when none answers (hack/lib/kind.sh); make kind-down stops it.
+#
+# KIND_STOCK=1 builds the same image from stock components instead (hack/build-stock-kubectl.sh:
+# the base commit, none of our patches; KIND_IMAGE kindest/node:v1.37.1-stock), to compare with.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/images.sh"
@@ -35,10 +38,16 @@ fi
 log "kind node image ${KIND_IMAGE} (KIND_IMAGES=${mode})"
 
 "${FORK_ROOT}/hack/materialize.sh"
-"${FORK_ROOT}/hack/build.sh" kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kubeadm kube-proxy
+components=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kubeadm kube-proxy)
+if [[ -n ${KIND_STOCK:-} ]]; then
+  "${FORK_ROOT}/hack/build-stock-kubectl.sh" "${components[@]}"
+  bin=${FORK_BIN}/stock version=${KUBE_VERSION}
+else
+  "${FORK_ROOT}/hack/build.sh" "${components[@]}"
+  bin=${FORK_BIN} version=$(cat "${FORK_BIN}/VERSION")
+fi
 kind_build
 docker_up
-version=$(cat "${FORK_BIN}/VERSION")
 tag=${version//+/_}
 kind_dir=$(cd "${FORK_ROOT}" && go list -m -f '{{.Dir}}' sigs.k8s.io/kind)
 const() { sed -n "s/^const $1 = \"\(.*\)\"/\1/p" "${kind_dir}/pkg/build/nodeimage/$2"; }
@@ -49,7 +58,7 @@ trap "rm -rf '${work}'" EXIT
 bits=${work}/kubernetes/server/bin
 mkdir -p "${bits}"
 echo "${version}" >"${work}/kubernetes/version"
-cp "${FORK_BIN}"/{kubeadm,kubelet,kubectl} "${bits}/"
+cp "${bin}"/{kubeadm,kubelet,kubectl} "${bits}/"
 
 # The node's root file system: kind's base image, or the one assembled here (cached by the
 # script's content, ~2 minutes).
@@ -70,20 +79,20 @@ base_rootfs_tar() {
 mkdir -p "${KIND_WORK}"
 log "control-plane images (tag ${tag})"
 for c in kube-apiserver kube-controller-manager kube-scheduler; do
-  binary_rootfs "${work}/${c}" "${FORK_BIN}/${c}"
+  binary_rootfs "${work}/${c}" "${bin}/${c}"
   write_image "${work}/${c}" "${bits}/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "registry.k8s.io/${c}:${tag}"
 done
 if [[ ${mode} == local ]]; then
   mkdir -p "${work}/kube-proxy"
   tar -C "${work}/kube-proxy" -xf "$(base_rootfs_tar)"
-  cp "${FORK_BIN}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+  cp "${bin}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
 else
   # Debian's iptables and conntrack with kube-proxy, as upstream's distroless-iptables has them.
   apt_install mmdebstrap
   mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/proxy-rootfs.tar"
   mkdir -p "${work}/kube-proxy"
   tar -C "${work}/kube-proxy" -xf "${work}/proxy-rootfs.tar"
-  cp "${FORK_BIN}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+  cp "${bin}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
 fi
 write_image "${work}/kube-proxy" "${work}/kube-proxy.tar" '"Entrypoint":["/usr/local/bin/kube-proxy"]' "registry.k8s.io/kube-proxy:${tag}"
 
@@ -154,6 +163,6 @@ TMPDIR=${work} "${FORK_BIN}/kind" build node-image --type file "${KIND_WORK}/kub
 echo "${mode}" >"${KIND_WORK}/images-mode"
 cat <<MSG
 
-Built ${KIND_IMAGE} (KIND_IMAGES=${mode}). Start a cluster from it with the gate on everywhere:
-  make kind-up
+Built ${KIND_IMAGE} (KIND_IMAGES=${mode}). Start a cluster from it${KIND_STOCK:+ (stock: no gate)}:
+  ${KIND_STOCK:+KIND_STOCK=1 }make kind-up
 MSG

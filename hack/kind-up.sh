@@ -4,7 +4,8 @@
 # use another, e.g. kind/conformance.yaml), on the Docker
 # engine that answers or one started for it (hack/lib/kind.sh). Loads the e2e test images (built
 # here, hack/node-images.sh), waits until the nodes and the system pods are Ready, and prints how
-# to use it. make kind-down removes it.
+# to use it. make kind-down removes it. KIND_STOCK=1: the cluster of stock components (make
+# kind-image KIND_STOCK=1), from the same configuration without the gate, which they do not know.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/kind.sh"
@@ -12,6 +13,12 @@ source "${FORK_ROOT}/hack/lib/kind.sh"
 kind_build
 docker_up
 docker image inspect "${KIND_IMAGE}" >/dev/null 2>&1 || die "no image ${KIND_IMAGE}: run make kind-image first"
+config=${KIND_CONFIG:-${FORK_ROOT}/kind/config.yaml}
+if [[ -n ${KIND_STOCK:-} ]]; then
+  mkdir -p "${KIND_WORK}"
+  grep -v -e '^featureGates:' -e '^  WorkloadConfigSnapshot:' "${config}" >"${KIND_WORK}/config-stock.yaml"
+  config=${KIND_WORK}/config-stock.yaml
+fi
 # kind mounts the host's /lib/modules into its nodes; where there is none, make an empty one
 # (and remember to remove it: make kind-down).
 if [[ ! -e /lib/modules ]]; then
@@ -23,7 +30,7 @@ if "${FORK_BIN}/kind" get clusters 2>/dev/null | grep -qx "${KIND_CLUSTER}"; the
 else
   log "kind create cluster ${KIND_CLUSTER} (${KIND_IMAGE})"
   "${FORK_BIN}/kind" create cluster --name "${KIND_CLUSTER}" --image "${KIND_IMAGE}" \
-    --config "${KIND_CONFIG:-${FORK_ROOT}/kind/config.yaml}" --kubeconfig "${KIND_KUBECONFIG}" --wait 5m --retain
+    --config "${config}" --kubeconfig "${KIND_KUBECONFIG}" --wait 5m --retain
 fi
 "${FORK_BIN}/kind" export kubeconfig --name "${KIND_CLUSTER}" --kubeconfig "${KIND_KUBECONFIG}" >/dev/null 2>&1
 export KUBECONFIG=${KIND_KUBECONFIG}

@@ -10,19 +10,24 @@
 # [Serial] (ginkgo's Serial decorator) run afterwards, one at a time; the user-visible flows use
 # the stock kubectl built from the base commit. Writes the JUnit report and the log to
 # _output/conformance/<date>/, prints one summary line (passed / failed / skipped, and the
-# failures' names), and deletes the cluster (KIND_KEEP=1 keeps it).
+# failures' names), and deletes the cluster (KIND_KEEP=1 keeps it). The specs that pull with
+# imagePullPolicy: Always get the images from a registry on this host (hack/conformance-registry.sh).
 #
+#   CONFORMANCE_STOCK   1: the same suite (the same e2e binary) against a cluster of stock
+#                       components, built from the base commit (KIND_STOCK=1 make kind-image), to
+#                       compare with; its report goes to _output/conformance/<date>-stock/
 #   CONFORMANCE_NODES   ginkgo processes (default 4)
 #   CONFORMANCE_FOCUS   another focus, e.g. '\[sig-apps\].*\[Conformance\]' for a quick check
 #   CONFORMANCE_SKIP    specs to skip (a regular expression; default none)
 set -euo pipefail
+[[ -z ${CONFORMANCE_STOCK:-} ]] || export KIND_STOCK=1
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/kind.sh"
 
 nodes=${CONFORMANCE_NODES:-4}
 focus=${CONFORMANCE_FOCUS:-'\[Conformance\]'}
 skip=${CONFORMANCE_SKIP:-'^$'}
-report=${FORK_OUTPUT}/conformance/$(date -u +%Y%m%dT%H%M%SZ)
+report=${FORK_OUTPUT}/conformance/$(date -u +%Y%m%dT%H%M%SZ)${KIND_STOCK:+-stock}
 mkdir -p "${report}"
 
 [[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
@@ -35,7 +40,9 @@ log "building upstream's e2e binary (test/e2e) and the ginkgo CLI from the tree"
   go build -o "${FORK_BIN}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
 
 # shellcheck disable=SC2317 # called by the trap
-cleanup() { [[ -n ${KIND_KEEP:-} ]] || "${FORK_ROOT}/hack/kind-down.sh"; }
+cleanup() {
+  [[ -n ${KIND_KEEP:-} ]] || { "${FORK_ROOT}/hack/conformance-registry.sh" down && "${FORK_ROOT}/hack/kind-down.sh"; }
+}
 trap cleanup EXIT
 KIND_CONFIG=${FORK_ROOT}/kind/conformance.yaml "${FORK_ROOT}/hack/kind-up.sh"
 export KUBECONFIG=${KIND_KUBECONFIG}
@@ -44,8 +51,10 @@ log "loading the conformance images into the nodes"
 for archive in "${FORK_OUTPUT}"/images/conformance/*.tar; do
   "${FORK_BIN}/kind" load image-archive --name "${KIND_CLUSTER}" "${archive}" >/dev/null
 done
+"${FORK_ROOT}/hack/conformance-registry.sh" up
+"${FORK_BIN}/stock/kubectl" version >"${report}/version.txt"
 
-log "conformance: focus ${focus}, skip ${skip}, ${nodes} processes; report in ${report#"${FORK_ROOT}"/}"
+log "conformance of ${KIND_IMAGE}: focus ${focus}, skip ${skip}, ${nodes} processes; report in ${report#"${FORK_ROOT}"/}"
 start=${SECONDS}
 status=0
 "${FORK_BIN}/ginkgo" --nodes="${nodes}" --focus="${focus}" --skip="${skip}" --no-color --timeout=4h \
@@ -82,6 +91,6 @@ for name in skipped:
 PY
 )
 echo "${summary}" >"${report}/summary.txt"
-log "conformance in $((took / 60))m$((took % 60))s: $(head -1 "${report}/summary.txt")"
+log "conformance of ${KIND_IMAGE} in $((took / 60))m$((took % 60))s: $(head -1 "${report}/summary.txt")"
 tail -n +2 "${report}/summary.txt"
 [[ ${status} -eq 0 ]] || die "conformance failed (exit ${status}): ${report#"${FORK_ROOT}"/}/e2e.log"

@@ -3,6 +3,12 @@
 # when none answers, and the kind binary pinned in go.mod.
 
 KIND_WORK=${FORK_OUTPUT}/kind
+# KIND_STOCK=1: the node image and cluster of stock components (the base commit, none of our
+# patches, the gate unknown), to compare with (make test-conformance CONFORMANCE_STOCK=1).
+if [[ -n ${KIND_STOCK:-} ]]; then
+  KIND_CLUSTER=${KIND_CLUSTER:-configsnapshot-stock}
+  KIND_IMAGE=${KIND_IMAGE:-kindest/node:${KUBE_VERSION}-stock}
+fi
 KIND_CLUSTER=${KIND_CLUSTER:-configsnapshot}
 # shellcheck disable=SC2034 # for the scripts that source this file
 KIND_KUBECONFIG=${KIND_WORK}/kubeconfig
