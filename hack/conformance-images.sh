@@ -15,19 +15,28 @@
 #                                                                                       os-release says it stands
 #                                                                                       in for Alpine Linux (the
 #                                                                                       Image Volume spec reads it)
+#   busybox (1.37.0-2)  BusyBox 1.37.0 built here from its release tarball (Debian's    real busybox 1.37.0, the
+#                       mirror serves it unmodified: checksum pinned), static, with     version upstream's image
+#                       its default configuration, every applet in /bin: Debian's own   is built from
+#                       busybox drops environment names that are not shell identifiers
+#                       (its patch reverting upstream's ash), which the envFrom specs
+#                       check, and has sysctl in /sbin only
 #   nonewprivs          the tree's test/images/nonewprivs/nnp.go, setuid root, on      nnp is real; busybox instead
 #                       busybox                                                          of Alpine
 #   sample-apiserver    the tree's staging/src/k8s.io/sample-apiserver (1.37.1, not     a newer build of the same
 #   (1.29.2)            1.29.2)                                                           program
-# busybox, pause, nginx (hack/node-images.sh) and etcd (hack/kind-image.sh, in the node image) come
-# from elsewhere.
+# pause, nginx (hack/node-images.sh) and etcd (hack/kind-image.sh, in the node image) come from
+# elsewhere.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/node.sh"
 source "${FORK_ROOT}/hack/lib/images.sh"
 
 OUT=${FORK_OUTPUT}/images/conformance
-IMAGES=(agnhost glibc-dns-testing nautilus-kitten nonewprivs sample-apiserver)
+IMAGES=(agnhost busybox glibc-dns-testing nautilus-kitten nonewprivs sample-apiserver)
+# BusyBox's release tarball as Debian's mirror serves it (busybox_1.37.0.orig.tar.bz2).
+BUSYBOX_VERSION=1.37.0
+BUSYBOX_SHA256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
 
 recipe=$(sha256sum <"${BASH_SOURCE[0]}" | cut -c1-12)
 built() {
@@ -40,12 +49,29 @@ if [[ ${CONFORMANCE_IMAGES:-} != rebuild ]] && built; then
   exit 0
 fi
 [[ -d ${KUBE_TREE}/.git ]] || "${FORK_ROOT}/hack/materialize.sh"
-apt_install mmdebstrap jq
-BUSYBOX=${BUSYBOX:-/bin/busybox}
+apt_install mmdebstrap jq make gcc
 mkdir -p "${OUT}"
 work=$(mktemp -d)
 # shellcheck disable=SC2064 # expand now
 trap "rm -rf '${work}'" EXIT
+
+log "building BusyBox ${BUSYBOX_VERSION} from its release tarball (static, default configuration)"
+curl -fsSL -o "${work}/busybox.tar.bz2" "http://deb.debian.org/debian/pool/main/b/busybox/busybox_${BUSYBOX_VERSION}.orig.tar.bz2"
+echo "${BUSYBOX_SHA256}  ${work}/busybox.tar.bz2" | sha256sum -c --quiet
+mkdir -p "${work}/busybox-src"
+tar -C "${work}/busybox-src" --strip-components=1 -xjf "${work}/busybox.tar.bz2"
+make -C "${work}/busybox-src" -s defconfig >/dev/null
+sed -i 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/' "${work}/busybox-src/.config"
+make -C "${work}/busybox-src" -s -j"$(nproc)" busybox >"${work}/busybox-build.log" 2>&1 ||
+  { tail -20 "${work}/busybox-build.log" >&2; die "BusyBox did not build"; }
+BUSYBOX=${work}/busybox-src/busybox
+base_rootfs "${work}/busybox"
+# Docker's busybox image, which upstream's is built on, has every applet in /bin too (the Sysctls
+# spec runs /bin/sysctl).
+for applet in $("${BUSYBOX}" --list); do
+  [[ -e ${work}/busybox/bin/${applet} ]] || ln -s busybox "${work}/busybox/bin/${applet}"
+done
+write_image "${work}/busybox" "${OUT}/busybox.tar" '"Cmd":["sh"]' "$(image_ref BusyBox)"
 
 log "building agnhost, nnp and sample-apiserver from the tree"
 (cd "${KUBE_TREE}" && CGO_ENABLED=0 go build -o "${work}/bin/agnhost" ./test/images/agnhost &&

@@ -19,6 +19,8 @@
 #   CONFORMANCE_NODES   ginkgo processes (default 4)
 #   CONFORMANCE_FOCUS   another focus, e.g. '\[sig-apps\].*\[Conformance\]' for a quick check
 #   CONFORMANCE_SKIP    specs to skip (a regular expression; default none)
+#   CONFORMANCE_RERUN   a report directory (e.g. _output/conformance/20261126T081135Z): run only
+#                       the specs that failed in it (its summary.txt)
 set -euo pipefail
 [[ -z ${CONFORMANCE_STOCK:-} ]] || export KIND_STOCK=1
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -26,6 +28,17 @@ source "${FORK_ROOT}/hack/lib/kind.sh"
 
 nodes=${CONFORMANCE_NODES:-4}
 focus=${CONFORMANCE_FOCUS:-'\[Conformance\]'}
+if [[ -n ${CONFORMANCE_RERUN:-} ]]; then
+  # The failed specs' full texts, as ginkgo matches them (after the suite's description; JUnit
+  # names add "[It]" and the labels).
+  focus=$(python3 - "${CONFORMANCE_RERUN}/summary.txt" <<'PY'
+import re, sys
+names = [l.split("FAILED: ", 1)[1].rstrip("\n") for l in open(sys.argv[1]) if "FAILED: " in l]
+texts = [re.sub(r" \[[^\[\]]*\]$", "", n.replace(" [It] ", " ", 1)) for n in names]
+print("|".join(re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", t) + "$" for t in texts) or "^$")
+PY
+  )
+fi
 skip=${CONFORMANCE_SKIP:-'^$'}
 report=${FORK_OUTPUT}/conformance/$(date -u +%Y%m%dT%H%M%SZ)${KIND_STOCK:+-stock}
 mkdir -p "${report}"
@@ -36,7 +49,14 @@ mkdir -p "${report}"
 "${FORK_ROOT}/hack/conformance-images.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh"
 log "building upstream's e2e binary (test/e2e) and the ginkgo CLI from the tree"
-(cd "${KUBE_TREE}" && go test -c -o "${FORK_BIN}/e2e-conformance.test" ./test/e2e &&
+# Versioned as upstream's release stamps it: specs read their own version (Pod Security fixtures).
+major=${KUBE_VERSION#v}; major=${major%%.*}
+minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
+ldflags=()
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=("-X '${pkg}.gitVersion=$(fork_version)'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'")
+done
+(cd "${KUBE_TREE}" && go test -c -ldflags "${ldflags[*]}" -o "${FORK_BIN}/e2e-conformance.test" ./test/e2e &&
   go build -o "${FORK_BIN}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
 
 # shellcheck disable=SC2317 # called by the trap
@@ -75,7 +95,9 @@ passed, failed, skipped = [], [], []
 for f in glob.glob(report + "/junit*.xml"):
     for case in ET.parse(f).getroot().iter("testcase"):
         name = case.get("name") or ""
-        if not focus.search(name) or skip.search(name):
+        # What ginkgo's focus matched: the full text, without "[It]" and the labels JUnit adds.
+        text = re.sub(r" \[[^\[\]]*\]$", "", name.replace(" [It] ", " ", 1))
+        if not focus.search(text) or skip.search(text):
             continue  # not selected, or a suite node ([SynchronizedBeforeSuite] ...)
         if case.find("failure") is not None or case.find("error") is not None:
             failed.append(name)
