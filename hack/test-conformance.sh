@@ -30,11 +30,11 @@ nodes=${CONFORMANCE_NODES:-4}
 focus=${CONFORMANCE_FOCUS:-'\[Conformance\]'}
 if [[ -n ${CONFORMANCE_RERUN:-} ]]; then
   # The failed specs' full texts, as ginkgo matches them (after the suite's description; JUnit
-  # names add "[It]" and the labels).
+  # names start with "[It] ").
   focus=$(python3 - "${CONFORMANCE_RERUN}/summary.txt" <<'PY'
 import re, sys
 names = [l.split("FAILED: ", 1)[1].rstrip("\n") for l in open(sys.argv[1]) if "FAILED: " in l]
-texts = [re.sub(r" \[[^\[\]]*\]$", "", n.replace(" [It] ", " ", 1)) for n in names]
+texts = [re.sub(r"^\[It\] ", "", n) for n in names]
 print("|".join(re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", t) + "$" for t in texts) or "^$")
 PY
   )
@@ -95,8 +95,8 @@ passed, failed, skipped = [], [], []
 for f in glob.glob(report + "/junit*.xml"):
     for case in ET.parse(f).getroot().iter("testcase"):
         name = case.get("name") or ""
-        # What ginkgo's focus matched: the full text, without "[It]" and the labels JUnit adds.
-        text = re.sub(r" \[[^\[\]]*\]$", "", name.replace(" [It] ", " ", 1))
+        # What ginkgo's focus matched: the full text, without the "[It] " JUnit adds.
+        text = re.sub(r"^\[It\] ", "", name)
         if not focus.search(text) or skip.search(text):
             continue  # not selected, or a suite node ([SynchronizedBeforeSuite] ...)
         if case.find("failure") is not None or case.find("error") is not None:
