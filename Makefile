@@ -30,7 +30,7 @@ help:
 	@echo "make kind-up           a kind cluster from that image, gate on in every component"
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
-	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance"
+	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
 	@echo "make test              unit, integration, e2e and upgrade tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
