@@ -60,9 +60,7 @@ done
   go build -o "${FORK_BIN}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
 
 # shellcheck disable=SC2317 # called by the trap
-cleanup() {
-  [[ -n ${KIND_KEEP:-} ]] || { "${FORK_ROOT}/hack/conformance-registry.sh" down && "${FORK_ROOT}/hack/kind-down.sh"; }
-}
+cleanup() { [[ -n ${KIND_KEEP:-} ]] || "${FORK_ROOT}/hack/kind-down.sh"; } # the registry too
 trap cleanup EXIT
 KIND_CONFIG=${FORK_ROOT}/kind/conformance.yaml "${FORK_ROOT}/hack/kind-up.sh"
 export KUBECONFIG=${KIND_KUBECONFIG}
