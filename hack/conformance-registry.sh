@@ -18,17 +18,7 @@ source "${FORK_ROOT}/hack/lib/kind.sh"
 dir=${KIND_WORK}/registry
 port=${CONFORMANCE_REGISTRY_PORT:-5000}
 
-down() {
-  local pid
-  [[ -f ${dir}/pid ]] || return 0
-  pid=$(cat "${dir}/pid")
-  if kill -0 "${pid}" 2>/dev/null; then
-    log "stopping the conformance registry (pid ${pid})"
-    kill "${pid}"
-    for _ in $(seq 30); do kill -0 "${pid}" 2>/dev/null || break; sleep 1; done
-  fi
-  rm -f "${dir}/pid"
-}
+down() { stop_pidfile "the conformance registry" "${dir}/pid"; }
 
 # refs ARCHIVE: the registry.k8s.io names a docker-archive holds.
 refs() {

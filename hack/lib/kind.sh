@@ -51,15 +51,19 @@ docker_up() {
   die "dockerd did not answer within 60 s: see ${DOCKERD_DIR}/dockerd.log"
 }
 
-# docker_down: stop the dockerd that docker_up started (by its pid file), if it runs.
-docker_down() {
+# stop_pidfile NAME FILE: stop the process whose pid FILE holds (one this project started), wait
+# up to 60 s for it to exit, and remove FILE.
+stop_pidfile() {
   local pid
-  [[ -f ${DOCKERD_DIR}/docker.pid ]] || return 0
-  pid=$(cat "${DOCKERD_DIR}/docker.pid")
+  [[ -f $2 ]] || return 0
+  pid=$(cat "$2")
   if kill -0 "${pid}" 2>/dev/null; then
-    log "stopping dockerd (pid ${pid})"
+    log "stopping $1 (pid ${pid})"
     kill "${pid}"
     for _ in $(seq 60); do kill -0 "${pid}" 2>/dev/null || break; sleep 1; done
   fi
-  rm -f "${DOCKERD_DIR}/docker.pid"
+  rm -f "$2"
 }
+
+# docker_down: stop the dockerd that docker_up started (by its pid file), if it runs.
+docker_down() { stop_pidfile dockerd "${DOCKERD_DIR}/docker.pid"; }
