@@ -26,13 +26,7 @@ fi
 # for make upgrade.
 commands=("$@")
 ((${#commands[@]})) || commands=(kubectl)
-major=${KUBE_VERSION#v}; major=${major%%.*}
-minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
-ldflags=()
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=("-X '${pkg}.gitVersion=${KUBE_VERSION}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'"
-    "-X '${pkg}.gitTreeState=clean'")
-done
+ldflags=$(version_ldflags "${KUBE_VERSION}" gitTreeState=clean)
 for cmd in "${commands[@]}"; do
   out=${FORK_BIN}/stock/${cmd}
   if [[ -x ${out} && $(cat "${out}.base" 2>/dev/null) == "${base}" ]]; then
@@ -41,6 +35,6 @@ for cmd in "${commands[@]}"; do
   fi
   log "building stock ${cmd} ${KUBE_VERSION} (unpatched)"
   mkdir -p "$(dirname "${out}")"
-  (cd "${STOCK_TREE}" && go build -ldflags "${ldflags[*]}" -o "${out}" "./cmd/${cmd}")
+  (cd "${STOCK_TREE}" && go build -ldflags "${ldflags}" -o "${out}" "./cmd/${cmd}")
   echo "${base}" >"${out}.base"
 done

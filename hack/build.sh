@@ -15,21 +15,15 @@ state=clean
 [[ -z $(git -C "${KUBE_TREE}" status --porcelain --untracked-files=no) ]] || state=dirty
 version=$(fork_version)
 [[ ${state} == clean ]] || version="${version}-dirty"
-major=${KUBE_VERSION#v}; major=${major%%.*}
-minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
 commit=$(git -C "${KUBE_TREE}" rev-parse HEAD)
 date=$(git -C "${KUBE_TREE}" log -1 --format=%cd --date=format:%Y-%m-%dT%H:%M:%SZ)
-ldflags=()
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=("-X '${pkg}.gitVersion=${version}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'"
-    "-X '${pkg}.gitCommit=${commit}'" "-X '${pkg}.gitTreeState=${state}'" "-X '${pkg}.buildDate=${date}'")
-done
+ldflags=$(version_ldflags "${version}" "gitCommit=${commit}" "gitTreeState=${state}" "buildDate=${date}")
 # Built with the same settings as 'go test' (cgo as the toolchain defaults it) so that builds and
 # tests share one build cache: on two cores that halves a cold 'make build test'. Upstream's release
 # builds are static (CGO_ENABLED=0); the kind image (make kind-image) uses upstream's build.
 mkdir -p "${FORK_BIN}"
 for c in "${cmds[@]}"; do
   log "building ${c} ${version}"
-  (cd "${KUBE_TREE}" && go build -ldflags "${ldflags[*]}" -o "${FORK_BIN}/${c}" "./cmd/${c}")
+  (cd "${KUBE_TREE}" && go build -ldflags "${ldflags}" -o "${FORK_BIN}/${c}" "./cmd/${c}")
 done
 echo "${version}" >"${FORK_BIN}/VERSION"

@@ -50,13 +50,7 @@ mkdir -p "${report}"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh"
 log "building upstream's e2e binary (test/e2e) and the ginkgo CLI from the tree"
 # Versioned as upstream's release stamps it: specs read their own version (Pod Security fixtures).
-major=${KUBE_VERSION#v}; major=${major%%.*}
-minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
-ldflags=()
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=("-X '${pkg}.gitVersion=$(fork_version)'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'")
-done
-(cd "${KUBE_TREE}" && go test -c -ldflags "${ldflags[*]}" -o "${FORK_BIN}/e2e-conformance.test" ./test/e2e &&
+(cd "${KUBE_TREE}" && go test -c -ldflags "$(version_ldflags "$(fork_version)")" -o "${FORK_BIN}/e2e-conformance.test" ./test/e2e &&
   go build -o "${FORK_BIN}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
 
 # shellcheck disable=SC2317 # called by the trap

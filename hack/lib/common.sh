@@ -78,6 +78,20 @@ fork_version() {
   echo "${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')"
 }
 
+# version_ldflags VERSION [NAME=VALUE...]: the -ldflags that stamp VERSION (and its major and minor
+# from KUBE_VERSION) into component-base and client-go, as a release build does, with each NAME
+# (gitCommit, gitTreeState, buildDate) set to VALUE in both.
+version_ldflags() {
+  local version=$1 major=${KUBE_VERSION#v} minor=${KUBE_VERSION#v*.} pkg kv flags=()
+  shift
+  major=${major%%.*} minor=${minor%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=("-X '${pkg}.gitVersion=${version}'" "-X '${pkg}.gitMajor=${major}'" "-X '${pkg}.gitMinor=${minor}'")
+    for kv in "$@"; do flags+=("-X '${pkg}.${kv}'"); done
+  done
+  echo "${flags[*]}"
+}
+
 # tree_operation: "am" while a git am is in progress in the tree, "rebase" while a git rebase is,
 # nothing otherwise.
 tree_operation() {
