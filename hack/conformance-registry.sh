@@ -58,8 +58,11 @@ EOF
     sleep 1
   done
 
-  for archive in "${FORK_OUTPUT}"/images/*.tar "${FORK_OUTPUT}"/images/conformance/*.tar; do
+  # The conformance archives first: where both hold a name (busybox, agnhost), theirs is the one
+  # loaded into the nodes.
+  for archive in "${FORK_OUTPUT}"/images/conformance/*.tar "${FORK_OUTPUT}"/images/*.tar; do
     while read -r ref; do
+      [[ " ${pushed[*]} " != *" ${ref#registry.k8s.io/} "* ]] || continue
       skopeo copy --quiet --dest-tls-verify=false "docker-archive:${archive}:${ref}" \
         "docker://${address}/${ref#registry.k8s.io/}" >/dev/null
       pushed+=("${ref#registry.k8s.io/}")
