@@ -58,7 +58,7 @@ UNIT_PACKAGES=(
 )
 # Integration tests: upstream's Deployment, DaemonSet and StatefulSet tests and ours
 # (config_snapshot*_test.go: the API, the restriction, and the controller contract of
-# docs/design.md as the scenarios of test/integration/configsnapshot, run for each kind). The
+# docs/design.md as the scenarios of test/integration/snapshotscenarios, run for each kind). The
 # packages run side by side (INTEGRATION_PARALLEL, go test -p): each starts its own etcd and
 # kube-apiserver, and most of their time is spent waiting for controllers, so on two cores
 # three at once take about as long as the slowest alone (6-7 minutes warm instead of 16).
