@@ -24,6 +24,11 @@ git -C "${KUBE_TREE}" worktree add -q --detach "${worktree}" "${BASE_TAG}"
 failures=()
 n=0
 mapfile -t commits < <(git -C "${KUBE_TREE}" rev-list --reverse "${BASE_TAG}..HEAD")
+# The walk is of the series in patches/: a tree whose HEAD is elsewhere (another commit checked
+# out, a rebase in progress) would walk something else and still say PASS.
+patches=$(find "${PATCHES_DIR}" -maxdepth 1 -name '*.patch' | wc -l)
+((${#commits[@]} == patches)) ||
+  die "the tree's HEAD has ${#commits[@]} commits on top of ${BASE_TAG}, patches/ has ${patches}: check out the series' tip (make tree) first"
 from=
 for i in "${!commits[@]}"; do
   commit=${commits[i]}
