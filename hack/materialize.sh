@@ -63,6 +63,8 @@ create_base() {
   # Store every byte as the module zip has it (upstream's .gitattributes would normalize the
   # CRLF of a few testdata files, leaving the checkout dirty).
   printf '* -text\n' >"${KUBE_TREE}/.git/info/attributes"
+  # `go build ./cmd/<binary>` run in the tree writes the binary at its root: never commit one.
+  printf '/kube-*\n/kubectl\n/kubelet\n/kubeadm\n' >>"${KUBE_TREE}/.git/info/exclude"
   fork_git add -A -f .
   fork_git commit -q -m "Kubernetes ${KUBE_VERSION}" \
     -m "Materialized from k8s.io/kubernetes@${KUBE_VERSION} and its staging modules at ${STAGING_VERSION} (Go module proxy)."
