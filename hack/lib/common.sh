@@ -71,11 +71,18 @@ module_dir() {
   (cd /tmp && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 }
 
-# fork_version: the version stamped into the patched binaries, v1.37.1+configsnapshot.<tree id>.
-# The tree id is git's hash of the patched source, so the same series gives the same version
-# whoever builds it; SemVer build metadata (+...) keeps the release ordering of v1.37.1.
+# fork_version: the version stamped into the patched binaries. A development build is
+# v1.37.1+configsnapshot.<tree id>: the tree id is git's hash of the patched source, so the same
+# series gives the same version whoever builds it. make release sets FORK_VERSION to the release's
+# version, v1.37.1+configsnapshot.N (release_version). SemVer build metadata (+...) keeps the
+# release ordering of v1.37.1, and kubeadm tags images with it ('+' becomes '_').
 fork_version() {
-  echo "${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')"
+  echo "${FORK_VERSION:-${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')}"
+}
+
+# release_version: v1.37.1+configsnapshot.N, N from hack/RELEASE (see README.md, "Release").
+release_version() {
+  echo "${KUBE_VERSION}+configsnapshot.$(tr -d '[:space:]' <"${FORK_ROOT}/hack/RELEASE")"
 }
 
 # version_ldflags VERSION [NAME=VALUE...]: the -ldflags that stamp VERSION (and its major and minor

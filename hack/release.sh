@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# make release: the release a platform team installs, in _output/release/:
+#   kubernetes-server-linux-<arch>.tar.gz   laid out as upstream's server tarball: kubernetes/version,
+#                                           kubernetes/LICENSE, kubernetes/server/bin/ with
+#                                           kube-apiserver, kube-controller-manager, kube-scheduler,
+#                                           kube-proxy, kubelet, kubeadm, kubectl, and the image
+#                                           archives of the four control-plane components with
+#                                           their .docker_tag files
+#   images/<component>.tar                  the same image archives (docker-archive, which docker
+#                                           load, ctr images import, skopeo and kind take), tagged
+#                                           <RELEASE_REGISTRY>/<component>:<tag>
+#   RELEASE-NOTES.md                        what the release adds to v1.37.1, from the series
+#   SHA256SUMS                              of every file above
+# The version is v1.37.1+configsnapshot.N, N from hack/RELEASE; the image tag is the one kubeadm
+# derives from it ('+' becomes '_'). RELEASE_REGISTRY (default localhost:5000/configsnapshot, never
+# upstream's registry.k8s.io) is where a cluster's kubeadm pulls them from (imageRepository).
+# Not yet: the kind node image, SBOMs (issue 43).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/images.sh"
+
+registry=${RELEASE_REGISTRY:-localhost:5000/configsnapshot}
+[[ ${registry} != registry.k8s.io* && ${registry} != k8s.gcr.io* ]] ||
+  die "RELEASE_REGISTRY ${registry} is upstream's: name a registry of your own"
+version=$(release_version)
+[[ ${version} =~ ^v[0-9]+\.[0-9]+\.[0-9]+\+configsnapshot\.[0-9]+$ ]] ||
+  die "hack/RELEASE must hold a release number: ${version} is not v1.37.1+configsnapshot.N"
+tag=${version//+/_}
+out=${FORK_OUTPUT}/release
+components=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl)
+images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
+
+# release_notes VERSION REGISTRY TAG: what the release adds to upstream's, from patches/ and the
+# release-note blocks of docs/upstream-prs.md.
+release_notes() {
+  local version=$1 registry=$2 tag=$3 p
+  cat <<EOT
+# Kubernetes ${version}
+
+Kubernetes ${KUBE_VERSION} with ConfigMap and Secret snapshots for Deployments, DaemonSets and
+StatefulSets (README.md, docs/). Nothing changes until the alpha feature gate is on:
+
+- feature gate \`WorkloadConfigSnapshot\` (alpha, off by default) on kube-apiserver and
+  kube-controller-manager;
+- admission plugin \`ConfigSnapshotRestriction\` (validating, on by default);
+- kube-controller-manager flags \`--workload-config-snapshot-min-interval\` (default 10s) and
+  \`--workload-config-snapshot-max-concurrent-rollouts-per-source\` (default 0, no limit); run it
+  with \`--use-service-account-credentials\`.
+
+Images: ${registry}/{kube-apiserver,kube-controller-manager,kube-scheduler,kube-proxy}:${tag}
+(kubeadm: \`imageRepository: ${registry}\`, \`kubernetesVersion: ${version}\`).
+
+## Changes
+
+EOT
+  awk '/^```release-note$/ {on=1; next} /^```$/ {if (on) print ""; on=0; next} on {print}' \
+    "${FORK_ROOT}/docs/upstream-prs.md" | grep -v '^NONE$' | cat -s
+  echo "## Patches on ${KUBE_VERSION}"
+  echo
+  for p in "${FORK_ROOT}"/patches/*.patch; do
+    # The subject, unfolded (format-patch folds long ones onto lines that start with a space).
+    awk '/^Subject: / {s = $0; while ((getline l) > 0 && l ~ /^ /) s = s l; sub(/^Subject: \[PATCH[^]]*\] /, "", s); print "- " s; exit}' "${p}"
+  done
+}
+
+"${FORK_ROOT}/hack/materialize.sh"
+[[ -z $(git -C "${KUBE_TREE}" status --porcelain --untracked-files=no) ]] ||
+  die "the tree has uncommitted changes: a release is built from patches/ only"
+log "release ${version} (images ${registry}/<component>:${tag})"
+FORK_VERSION=${version} "${FORK_ROOT}/hack/build.sh" "${components[@]}"
+
+work=$(mktemp -d)
+# shellcheck disable=SC2064 # expand now
+trap "rm -rf '${work}'" EXIT
+rm -rf "${out}"
+mkdir -p "${out}/images" "${work}/kubernetes/server/bin"
+bits=${work}/kubernetes/server/bin
+for c in "${components[@]}"; do cp "${FORK_BIN}/${c}" "${bits}/"; done
+echo "${version}" >"${work}/kubernetes/version"
+cp "${KUBE_TREE}/LICENSE" "${work}/kubernetes/LICENSE"
+
+log "image archives"
+for c in "${images[@]}"; do
+  if [[ ${c} == kube-proxy ]]; then
+    # Debian's iptables, nftables and conntrack with kube-proxy, as upstream's
+    # distroless-iptables has them.
+    apt_install mmdebstrap
+    mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/proxy-rootfs.tar"
+    mkdir -p "${work}/${c}"
+    tar -C "${work}/${c}" -xf "${work}/proxy-rootfs.tar"
+    rm "${work}/proxy-rootfs.tar"
+    cp "${FORK_BIN}/${c}" "${work}/${c}/usr/local/bin/"
+  else
+    binary_rootfs "${work}/${c}" "${FORK_BIN}/${c}"
+  fi
+  write_image "${work}/${c}" "${out}/images/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "${registry}/${c}:${tag}"
+  rm -rf "${work:?}/${c}"
+  cp "${out}/images/${c}.tar" "${bits}/${c}.tar"
+  echo "${tag}" >"${bits}/${c}.docker_tag"
+done
+
+log "server tarball"
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${work}" -czf "${out}/kubernetes-server-linux-${ARCH}.tar.gz" kubernetes
+
+log "release notes"
+release_notes "${version}" "${registry}" "${tag}" >"${out}/RELEASE-NOTES.md"
+
+files=$(cd "${out}" && find . -type f | sed 's|^\./||' | sort)
+# shellcheck disable=SC2086 # one name a line, none with spaces
+(cd "${out}" && sha256sum ${files} >"${work}/SHA256SUMS") && mv "${work}/SHA256SUMS" "${out}/SHA256SUMS"
+log "release ${version} in ${out#"${FORK_ROOT}"/}:"
+(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar.gz images/*.tar) >&2
