@@ -9,12 +9,14 @@
 #   images/<component>.tar                  the same image archives (docker-archive, which docker
 #                                           load, ctr images import, skopeo and kind take), tagged
 #                                           <RELEASE_REGISTRY>/<component>:<tag>
+#   sbom/<artifact>.spdx.json               an SPDX SBOM of the tarball's tree and of each image
+#                                           (syft, pinned below, built from the Go module proxy)
 #   RELEASE-NOTES.md                        what the release adds to v1.37.1, from the series
 #   SHA256SUMS                              of every file above
 # The version is v1.37.1+configsnapshot.N, N from hack/RELEASE; the image tag is the one kubeadm
 # derives from it ('+' becomes '_'). RELEASE_REGISTRY (default localhost:5000/configsnapshot, never
 # upstream's registry.k8s.io) is where a cluster's kubeadm pulls them from (imageRepository).
-# Not yet: the kind node image, SBOMs (issue 43).
+# Not yet: the kind node image (issue 43).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/images.sh"
@@ -29,6 +31,13 @@ tag=${version//+/_}
 out=${FORK_OUTPUT}/release
 components=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl)
 images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
+SYFT_VERSION=v1.57.1
+syft=${FORK_OUTPUT}/tools/syft-${SYFT_VERSION}/syft
+
+# sbom SOURCE OUT: the SPDX SBOM of a syft source (docker-archive:FILE, dir:DIR), offline.
+sbom() {
+  SYFT_CHECK_FOR_APP_UPDATE=false "${syft}" scan "$1" -q -o "spdx-json=$2"
+}
 
 # release_notes VERSION REGISTRY TAG: what the release adds to upstream's, from patches/ and the
 # release-note blocks of docs/upstream-prs.md.
@@ -67,13 +76,17 @@ EOT
 [[ -z $(git -C "${KUBE_TREE}" status --porcelain --untracked-files=no) ]] ||
   die "the tree has uncommitted changes: a release is built from patches/ only"
 log "release ${version} (images ${registry}/<component>:${tag})"
+if [[ ! -x ${syft} ]]; then
+  log "building syft ${SYFT_VERSION} from the Go module proxy (once; about 2 minutes)"
+  GOBIN=$(dirname "${syft}") go install "github.com/anchore/syft/cmd/syft@${SYFT_VERSION}"
+fi
 FORK_VERSION=${version} "${FORK_ROOT}/hack/build.sh" "${components[@]}"
 
 work=$(mktemp -d)
 # shellcheck disable=SC2064 # expand now
 trap "rm -rf '${work}'" EXIT
 rm -rf "${out}"
-mkdir -p "${out}/images" "${work}/kubernetes/server/bin"
+mkdir -p "${out}/images" "${out}/sbom" "${work}/kubernetes/server/bin"
 bits=${work}/kubernetes/server/bin
 for c in "${components[@]}"; do cp "${FORK_BIN}/${c}" "${bits}/"; done
 echo "${version}" >"${work}/kubernetes/version"
@@ -94,12 +107,14 @@ for c in "${images[@]}"; do
     binary_rootfs "${work}/${c}" "${FORK_BIN}/${c}"
   fi
   write_image "${work}/${c}" "${out}/images/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "${registry}/${c}:${tag}"
+  sbom "docker-archive:${out}/images/${c}.tar" "${out}/sbom/${c}.spdx.json"
   rm -rf "${work:?}/${c}"
   cp "${out}/images/${c}.tar" "${bits}/${c}.tar"
   echo "${tag}" >"${bits}/${c}.docker_tag"
 done
 
 log "server tarball"
+sbom "dir:${work}/kubernetes" "${out}/sbom/kubernetes-server-linux-${ARCH}.spdx.json"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${work}" -czf "${out}/kubernetes-server-linux-${ARCH}.tar.gz" kubernetes
 
 log "release notes"
@@ -109,4 +124,4 @@ files=$(cd "${out}" && find . -type f | sed 's|^\./||' | sort)
 # shellcheck disable=SC2086 # one name a line, none with spaces
 (cd "${out}" && sha256sum ${files} >"${work}/SHA256SUMS") && mv "${work}/SHA256SUMS" "${out}/SHA256SUMS"
 log "release ${version} in ${out#"${FORK_ROOT}"/}:"
-(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar.gz images/*.tar) >&2
+(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar.gz images/*.tar sbom/*.json) >&2
