@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-kind test-conformance verify-series review-figures clean help
+.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
 
 all: up
 
@@ -28,7 +28,8 @@ help:
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release, built here (KIND_IMAGES=auto|local|upstream)"
 	@echo "make kind-up           a kind cluster from that image, gate on in every component"
-	@echo "make release           _output/release: server tarball, control-plane image archives for RELEASE_REGISTRY, release notes, SHA256SUMS"
+	@echo "make release           _output/release: server tarball, control-plane image archives for RELEASE_REGISTRY, SBOMs, release notes, SHA256SUMS"
+	@echo "make test-release      the release on a kind cluster whose kubeadm pulls the control-plane images from a registry here; ConfigSnapshot e2e"
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
@@ -124,3 +125,6 @@ clean:
 
 release: tree
 	@hack/release.sh
+
+test-release: tree
+	@hack/test-release.sh

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# make test-release: the release of make release installed as a platform team would, on a cluster
+# whose kubeadm pulls kube-apiserver, kube-controller-manager, kube-scheduler and kube-proxy from a
+# registry (imageRepository), not from the node image:
+#   1. the release (make release, unless _output/release is there) and its checksums;
+#   2. a kind node image with the release's kubelet and kubeadm (make kind-image, at the release's
+#      version);
+#   3. Debian's docker-registry on this host, at the kind network's gateway, holding the release's
+#      images under their release names (RELEASE_REGISTRY, default localhost:5000/configsnapshot);
+#      each node's containerd resolves that name through it (a hosts.toml mounted into the nodes);
+#   4. a kind cluster with kubeadm's imageRepository set to RELEASE_REGISTRY (etcd and CoreDNS
+#      from the node image), the gate on, the admission plugin on by default;
+#   5. checks that the control plane runs the registry's images at the release's version, then the
+#      ConfigSnapshot e2e specs against it.
+# Then the cluster and the registry are removed (KIND_KEEP=1 keeps them). It is not part of make
+# test (11 minutes on this machine, with the release and the binaries built before).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "${FORK_ROOT}/hack/lib/kind.sh"
+
+registry=${RELEASE_REGISTRY:-localhost:5000/configsnapshot}
+host=${registry%%/*}
+version=$(release_version)
+tag=${version//+/_}
+out=${FORK_OUTPUT}/release
+dir=${KIND_WORK}/release-registry
+export FORK_VERSION=${version} KIND_IMAGE=kindest/node:${tag}
+
+down() {
+  [[ -n ${KIND_KEEP:-} ]] && return
+  "${FORK_ROOT}/hack/kind-down.sh" || true
+  stop_pidfile "the release registry" "${dir}/pid"
+}
+
+[[ -f ${out}/SHA256SUMS ]] || RELEASE_REGISTRY=${registry} "${FORK_ROOT}/hack/release.sh"
+(cd "${out}" && sha256sum --quiet -c SHA256SUMS) || die "${out#"${FORK_ROOT}"/} does not match its SHA256SUMS"
+grep -q "\"${registry}/kube-apiserver:${tag}\"" <(tar -xOf "${out}/images/kube-apiserver.tar" manifest.json) ||
+  die "the release's images are not tagged ${registry}/...:${tag}: run make release RELEASE_REGISTRY=${registry}"
+
+"${FORK_ROOT}/hack/kind-image.sh"
+trap down EXIT
+docker_up
+apt_install docker-registry skopeo
+docker network inspect kind >/dev/null 2>&1 || docker network create kind >/dev/null
+gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') ||
+  die "no IPv4 gateway on the kind network"
+address=${gateway}:5000
+stop_pidfile "the release registry" "${dir}/pid"
+rm -rf "${dir}"
+mkdir -p "${dir}/data" "${dir}/certs.d/${host}"
+printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
+  "${dir}/data" "${address}" >"${dir}/config.yml"
+log "release registry at ${address}, serving ${registry}"
+docker-registry serve "${dir}/config.yml" >"${dir}/registry.log" 2>&1 &
+echo $! >"${dir}/pid"
+for _ in $(seq 30); do
+  curl -fsS "http://${address}/v2/" >/dev/null 2>&1 && break
+  kill -0 "$(cat "${dir}/pid")" 2>/dev/null || die "the registry stopped: see ${dir}/registry.log"
+  sleep 1
+done
+for c in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
+  skopeo copy --quiet --dest-tls-verify=false "docker-archive:${out}/images/${c}.tar" \
+    "docker://${address}/${registry#*/}/${c}:${tag}" >/dev/null
+done
+log "pushed the four control-plane images"
+printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "${host}" "${address}" \
+  >"${dir}/certs.d/${host}/hosts.toml"
+
+mounts="  extraMounts:
+  - hostPath: ${dir}/certs.d
+    containerPath: /etc/containerd/certs.d"
+cat >"${dir}/kind.yaml" <<EOF
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+featureGates:
+  WorkloadConfigSnapshot: true
+kubeadmConfigPatches:
+- |
+  kind: KubeletConfiguration
+  failCgroupV1: false
+- |
+  kind: ClusterConfiguration
+  imageRepository: ${registry}
+  etcd:
+    local:
+      imageRepository: registry.k8s.io
+  dns:
+    imageRepository: registry.k8s.io
+containerdConfigPatches:
+- |-
+  [plugins."io.containerd.grpc.v1.cri"]
+    restrict_oom_score_adj = true
+- |-
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "/etc/containerd/certs.d"
+nodes:
+- role: control-plane
+${mounts}
+- role: worker
+${mounts}
+EOF
+KIND_CONFIG=${dir}/kind.yaml "${FORK_ROOT}/hack/kind-up.sh"
+export KUBECONFIG=${KIND_KUBECONFIG}
+kubectl=${FORK_BIN}/kubectl
+got=$("${kubectl}" version -o json | jq -r .serverVersion.gitVersion)
+[[ ${got} == "${version}" ]] || die "the API server is ${got}, not ${version}"
+for c in kube-apiserver kube-controller-manager kube-scheduler; do
+  image=$("${kubectl}" -n kube-system get pods -l component="${c}" -o jsonpath='{.items[0].spec.containers[0].image}')
+  [[ ${image} == "${registry}/${c}:${tag}" ]] || die "${c} runs ${image}, not ${registry}/${c}:${tag}"
+done
+image=$("${kubectl}" -n kube-system get daemonset kube-proxy -o jsonpath='{.spec.template.spec.containers[0].image}')
+[[ ${image} == "${registry}/kube-proxy:${tag}" ]] || die "kube-proxy runs ${image}, not ${registry}/kube-proxy:${tag}"
+log "the control plane runs ${version} from ${registry} (pulled through ${address})"
+E2E_CLUSTER=kind "${FORK_ROOT}/hack/test-e2e.sh"
+log "make test-release: PASS"
