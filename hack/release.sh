@@ -9,6 +9,8 @@
 #   images/<component>.tar                  the same image archives (docker-archive, which docker
 #                                           load, ctr images import, skopeo and kind take), tagged
 #                                           <RELEASE_REGISTRY>/<component>:<tag>
+#   kind-node-image-<arch>.tar              the kind node image kindest/node:<tag> (make kind-image,
+#                                           docker save; RELEASE_KIND=0 skips it)
 #   sbom/<artifact>.spdx.json               an SPDX SBOM of the tarball's tree and of each image
 #                                           (syft, pinned below, built from the Go module proxy)
 #   RELEASE-NOTES.md                        what the release adds to v1.37.1, from the series
@@ -16,10 +18,10 @@
 # The version is v1.37.1+configsnapshot.N, N from hack/RELEASE; the image tag is the one kubeadm
 # derives from it ('+' becomes '_'). RELEASE_REGISTRY (default localhost:5000/configsnapshot, never
 # upstream's registry.k8s.io) is where a cluster's kubeadm pulls them from (imageRepository).
-# Not yet: the kind node image (issue 43).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "${FORK_ROOT}/hack/lib/images.sh"
+source "${FORK_ROOT}/hack/lib/kind.sh"
 
 registry=${RELEASE_REGISTRY:-localhost:5000/configsnapshot}
 [[ ${registry} != registry.k8s.io* && ${registry} != k8s.gcr.io* ]] ||
@@ -113,6 +115,18 @@ for c in "${images[@]}"; do
   echo "${tag}" >"${bits}/${c}.docker_tag"
 done
 
+if [[ ${RELEASE_KIND:-1} != 0 ]]; then
+  log "kind node image"
+  # The Docker engine is stopped afterwards only when this started it.
+  started_docker=
+  [[ -f ${DOCKERD_DIR}/docker.pid ]] && kill -0 "$(cat "${DOCKERD_DIR}/docker.pid")" 2>/dev/null || started_docker=1
+  FORK_VERSION=${version} KIND_IMAGE=kindest/node:${tag} "${FORK_ROOT}/hack/kind-image.sh"
+  docker_up
+  docker save "kindest/node:${tag}" -o "${out}/kind-node-image-${ARCH}.tar"
+  sbom "docker-archive:${out}/kind-node-image-${ARCH}.tar" "${out}/sbom/kind-node-image-${ARCH}.spdx.json"
+  [[ -z ${started_docker} ]] || docker_down
+fi
+
 log "server tarball"
 sbom "dir:${work}/kubernetes" "${out}/sbom/kubernetes-server-linux-${ARCH}.spdx.json"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${work}" -czf "${out}/kubernetes-server-linux-${ARCH}.tar.gz" kubernetes
@@ -124,4 +138,4 @@ files=$(cd "${out}" && find . -type f | sed 's|^\./||' | sort)
 # shellcheck disable=SC2086 # one name a line, none with spaces
 (cd "${out}" && sha256sum ${files} >"${work}/SHA256SUMS") && mv "${work}/SHA256SUMS" "${out}/SHA256SUMS"
 log "release ${version} in ${out#"${FORK_ROOT}"/}:"
-(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar.gz images/*.tar sbom/*.json) >&2
+(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar* images/*.tar sbom/*.json) >&2
