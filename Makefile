@@ -28,7 +28,7 @@ help:
 	@echo "make upgrade           stock v1.37.1 control plane -> patched -> stock -> patched; check what rolls out at each step"
 	@echo "make kind-image        a kind node image of the patched release, built here (KIND_IMAGES=auto|local|upstream)"
 	@echo "make kind-up           a kind cluster from that image, gate on in every component"
-	@echo "make release           _output/release: server tarball, control-plane image archives for RELEASE_REGISTRY, SBOMs, release notes, SHA256SUMS"
+	@echo "make release           _output/release: server tarball, control-plane image archives for RELEASE_REGISTRY, kind node image, SBOMs, release notes, SHA256SUMS"
 	@echo "make test-release      the release on a kind cluster whose kubeadm pulls the control-plane images from a registry here; ConfigSnapshot e2e"
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
