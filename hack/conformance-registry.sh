@@ -33,30 +33,12 @@ for image in json.load(sys.stdin):
 up() {
   down
   docker_up
-  apt_install docker-registry skopeo
   local gateway address archive ref node pushed=()
   gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') ||
     die "no IPv4 gateway on the kind network: is the cluster up?"
   address=${gateway}:${port}
-  mkdir -p "${dir}/data"
-  cat >"${dir}/config.yml" <<EOF
-version: 0.1
-log:
-  level: warn
-storage:
-  filesystem:
-    rootdirectory: ${dir}/data
-http:
-  addr: ${address}
-EOF
   log "conformance registry at ${address} (${dir#"${FORK_ROOT}"/})"
-  docker-registry serve "${dir}/config.yml" >"${dir}/registry.log" 2>&1 &
-  echo $! >"${dir}/pid"
-  for _ in $(seq 30); do
-    curl -fsS "http://${address}/v2/" >/dev/null 2>&1 && break
-    kill -0 "$(cat "${dir}/pid")" 2>/dev/null || die "the registry stopped: see ${dir}/registry.log"
-    sleep 1
-  done
+  registry_up "${dir}" "${address}"
 
   # The conformance archives first: where both hold a name (busybox, agnhost), theirs is the one
   # loaded into the nodes.

@@ -40,24 +40,15 @@ grep -q "\"${registry}/kube-apiserver:${tag}\"" <(tar -xOf "${out}/images/kube-a
 "${FORK_ROOT}/hack/kind-image.sh"
 trap down EXIT
 docker_up
-apt_install docker-registry skopeo
 docker network inspect kind >/dev/null 2>&1 || docker network create kind >/dev/null
 gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') ||
   die "no IPv4 gateway on the kind network"
 address=${gateway}:5000
 stop_pidfile "the release registry" "${dir}/pid"
 rm -rf "${dir}"
-mkdir -p "${dir}/data" "${dir}/certs.d/${host}"
-printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
-  "${dir}/data" "${address}" >"${dir}/config.yml"
+mkdir -p "${dir}/certs.d/${host}"
 log "release registry at ${address}, serving ${registry}"
-docker-registry serve "${dir}/config.yml" >"${dir}/registry.log" 2>&1 &
-echo $! >"${dir}/pid"
-for _ in $(seq 30); do
-  curl -fsS "http://${address}/v2/" >/dev/null 2>&1 && break
-  kill -0 "$(cat "${dir}/pid")" 2>/dev/null || die "the registry stopped: see ${dir}/registry.log"
-  sleep 1
-done
+registry_up "${dir}" "${address}"
 for c in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
   skopeo copy --quiet --dest-tls-verify=false "docker-archive:${out}/images/${c}.tar" \
     "docker://${address}/${registry#*/}/${c}:${tag}" >/dev/null

@@ -67,3 +67,22 @@ stop_pidfile() {
 
 # docker_down: stop the dockerd that docker_up started (by its pid file), if it runs.
 docker_down() { stop_pidfile dockerd "${DOCKERD_DIR}/docker.pid"; }
+
+# registry_up DIR ADDRESS: Debian's docker-registry (the CNCF distribution registry) serving ADDRESS
+# over HTTP from DIR/data, its pid in DIR/pid (stop it with stop_pidfile) and its log in
+# DIR/registry.log; returns once it answers.
+registry_up() {
+  local dir=$1 address=$2
+  apt_install docker-registry skopeo
+  mkdir -p "${dir}/data"
+  printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
+    "${dir}/data" "${address}" >"${dir}/config.yml"
+  docker-registry serve "${dir}/config.yml" >"${dir}/registry.log" 2>&1 &
+  echo $! >"${dir}/pid"
+  for _ in $(seq 30); do
+    curl -fsS "http://${address}/v2/" >/dev/null 2>&1 && return 0
+    kill -0 "$(cat "${dir}/pid")" 2>/dev/null || die "the registry stopped: see ${dir}/registry.log"
+    sleep 1
+  done
+  die "the registry at ${address} did not answer within 30 s: see ${dir}/registry.log"
+}
