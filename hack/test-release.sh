@@ -4,13 +4,15 @@
 # registry (imageRepository), not from the node image:
 #   1. the release (make release, unless _output/release is there) and its checksums;
 #   2. a kind node image with the release's kubelet and kubeadm (make kind-image, at the release's
-#      version);
+#      version), then the same image without the control-plane images (KIND_IMAGE-pull);
 #   3. Debian's docker-registry on this host, at the kind network's gateway, holding the release's
 #      images under their release names (RELEASE_REGISTRY, default localhost:5000/configsnapshot);
 #      each node's containerd resolves that name through it (a hosts.toml mounted into the nodes);
 #   4. a kind cluster with kubeadm's imageRepository set to RELEASE_REGISTRY (etcd and CoreDNS
 #      from the node image), the gate on, the admission plugin on by default;
-#   5. checks that the control plane runs the registry's images at the release's version, then the
+#   5. checks that the control plane runs the registry's images at the release's version, pulled
+#      through the registry (its access log), and the checks of docs/operations.md (the gate on in
+#      kube-apiserver and kube-controller-manager, the admission plugin loaded); then the
 #      ConfigSnapshot e2e specs against it.
 # Then the cluster and the registry are removed (KIND_KEEP=1 keeps them). It is not part of make
 # test (11 minutes on this machine, with the release and the binaries built before).
@@ -40,6 +42,24 @@ grep -q "\"${registry}/kube-apiserver:${tag}\"" <(tar -xOf "${out}/images/kube-a
 "${FORK_ROOT}/hack/kind-image.sh"
 trap down EXIT
 docker_up
+
+# The node image without the four control-plane images, so that kubeadm has to pull them: in a
+# container of the image, containerd (started as kind's node-image builder starts it) removes
+# them, and the container is committed as the image the cluster runs.
+log "a node image without the control-plane images (${KIND_IMAGE}-pull)"
+id=$(docker run -d --entrypoint=sleep --security-opt seccomp=unconfined "${KIND_IMAGE}" infinity)
+docker exec "${id}" bash -c "set -e
+  containerd >/dev/null 2>&1 &
+  for i in 0 1 2 3 4 5; do ctr version >/dev/null 2>&1 && break; sleep 1; done
+  for c in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
+    ctr -n k8s.io images rm --sync registry.k8s.io/\${c}:${tag} >/dev/null
+  done
+  left=\$(ctr -n k8s.io images ls -q | grep -E '/kube-(apiserver|controller-manager|scheduler|proxy):' || true)
+  kill \$! && wait \$! || true
+  [[ -z \${left} ]] || { echo \"the node image still holds \${left}\" >&2; exit 1; }"
+docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' "${id}" "${KIND_IMAGE}-pull" >/dev/null
+docker rm -f "${id}" >/dev/null
+export KIND_IMAGE=${KIND_IMAGE}-pull
 docker network inspect kind >/dev/null 2>&1 || docker network create kind >/dev/null
 gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') ||
   die "no IPv4 gateway on the kind network"
@@ -101,6 +121,15 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
 done
 image=$("${kubectl}" -n kube-system get daemonset kube-proxy -o jsonpath='{.spec.template.spec.containers[0].image}')
 [[ ${image} == "${registry}/kube-proxy:${tag}" ]] || die "kube-proxy runs ${image}, not ${registry}/kube-proxy:${tag}"
-log "the control plane runs ${version} from ${registry} (pulled through ${address})"
+pulled=$(grep -cE "\"(HEAD|GET) /v2/${registry#*/}/kube-[a-z-]+/manifests/${tag} " "${dir}/registry.log" || true)
+((pulled > 0)) || die "the registry's log shows no pull of the control-plane images"
+log "the control plane runs ${version} from ${registry} (${pulled} manifest pulls through ${address})"
+# The checks that docs/operations.md gives for after an upgrade.
+"${kubectl}" get --raw /metrics | grep -q '^kubernetes_feature_enabled{name="WorkloadConfigSnapshot",stage="ALPHA"} 1$' ||
+  die "kube-apiserver does not report the WorkloadConfigSnapshot gate on"
+"${kubectl}" -n kube-system logs -l component=kube-apiserver --tail=-1 | grep "validating admission controller(s)" |
+  grep -q ConfigSnapshotRestriction || die "kube-apiserver did not load the ConfigSnapshotRestriction admission plugin"
+"${kubectl}" -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}' |
+  grep -q 'WorkloadConfigSnapshot=true' || die "kube-controller-manager runs without the WorkloadConfigSnapshot gate"
 E2E_CLUSTER=kind "${FORK_ROOT}/hack/test-e2e.sh"
 log "make test-release: PASS"
