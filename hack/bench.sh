@@ -3,9 +3,11 @@
 # by side on one local cluster with fake nodes: the patched kube-apiserver with the gate on, the
 # same etcd and the same data; the chaos program in its -bench mode (hack/chaos/bench.go) swaps the
 # controller manager between the stock binary (built from the tree's pristine base commit) and the
-# patched one, and runs the same scenarios in a fresh namespace for each. It prints one table and
-# writes it to _output/bench/bench.{json,md}. Needs no running local cluster; stops the one it
-# starts.
+# patched one, and runs the same scenarios in a fresh namespace for each, BENCH_PAIRS times in
+# pairs whose order alternates. It prints one table (each figure the median of the pairs with its
+# range, each target and whether it is met) and writes it to _output/bench/bench-<scale>.{json,md},
+# stamped with the date, the series and repository commits, the controller managers' flags and the
+# machine. Needs no running local cluster; stops the one it starts.
 #
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 20 workloads of each
 #                       kind without snapshot, 60 opt-in workloads, 100 Deployments sharing one
@@ -14,6 +16,7 @@
 #                       kinds, 500 Deployments sharing one ConfigMap
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
 #                       ConfigMap, with the API calls per revision by verb: _output/bench/fanout.md
+# Each run also replaces its section of docs/benchmarks.md, which holds the latest run of each.
 #   BENCH_SCALE=paced   only the paced fan-out (P6), patched without and with a limit of rollouts per
 #                       source (BENCH_PACED_LIMIT, 10): BENCH_FANOUT (500) Deployments of one replica
 #                       sharing one watched ConfigMap, one edit; _output/bench/paced.md
@@ -28,9 +31,9 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-optin 60 -bench-fanout 100) ;;
-  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500) ;;
-  fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}") ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-optin 60 -bench-fanout 100 -bench-pairs "${BENCH_PAIRS:-5}") ;;
+  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-pairs "${BENCH_PAIRS:-3}") ;;
+  fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}") ;;
   mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}") ;;
   *) die "BENCH_SCALE is small, full, fanout, paced or mix, not ${BENCH_SCALE}" ;;
@@ -53,8 +56,8 @@ p4_build() {
   [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
 }
 mkdir -p "${FORK_OUTPUT}/bench"
-# p4 measures P4 into p4_{stock,patched}{,_allocs}; BENCH_SCALE=fanout skips it (zeros).
-p4_stock=0 p4_patched=0 p4_stock_allocs=0 p4_patched_allocs=0
+# p4 measures P4 into p4_{stock,patched}{,_allocs}; only small and full run it.
+p4_stock='' p4_patched='' p4_stock_allocs='' p4_patched_allocs=''
 p4() {
   rm -f "${FORK_OUTPUT}"/bench/p4-*
   log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
@@ -68,12 +71,13 @@ p4() {
       "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
     done
   done
-  # p4_median prints the median of column $2 (3: ns/op, 7: allocs/op) of the tree's runs.
-  p4_median() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | sort -n | sed -n "$(((p4_rounds + 1) / 2))p"; }
-  p4_stock=$(p4_median stock 3)
-  p4_patched=$(p4_median patched 3)
-  p4_stock_allocs=$(p4_median stock 7)
-  p4_patched_allocs=$(p4_median patched 7)
+  # p4_rounds prints column $2 (3: ns/op, 7: allocs/op) of the tree's rounds, comma-separated:
+  # round i of both trees is pair i of the bench's table.
+  p4_rounds() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | paste -sd,; }
+  p4_stock=$(p4_rounds stock 3)
+  p4_patched=$(p4_rounds patched 3)
+  p4_stock_allocs=$(p4_rounds stock 7)
+  p4_patched_allocs=$(p4_rounds patched 7)
   [[ -n ${p4_stock} && -n ${p4_patched} && -n ${p4_stock_allocs} && -n ${p4_patched_allocs} ]] || die "P4 benchmarks failed: see ${FORK_OUTPUT}/bench/p4-*.txt"
 }
 [[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full ]] && p4
@@ -88,4 +92,20 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock, then patched kube-controller-man
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \
-  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
+  -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" \
+  -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-repo "$(git -C "${FORK_ROOT}" describe --always --dirty)" -bench-scale "${BENCH_SCALE}" \
+  -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
+
+# The run's section of docs/benchmarks.md (between its markers) becomes this run's table.
+case ${BENCH_SCALE} in
+  small | full) result=bench-${BENCH_SCALE} ;;
+  *) result=${BENCH_SCALE} ;;
+esac
+doc=${FORK_ROOT}/docs/benchmarks.md
+if [[ -f ${FORK_OUTPUT}/bench/${result}.md ]] && grep -q "^<!-- bench:${BENCH_SCALE} -->$" "${doc}"; then
+  awk -v scale="${BENCH_SCALE}" -v table="${FORK_OUTPUT}/bench/${result}.md" '
+    $0 == "<!-- bench:" scale " -->" { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == "<!-- /bench:" scale " -->" { skip = 0 }
+    !skip { print }' "${doc}" >"${doc}.new" && mv "${doc}.new" "${doc}"
+  log "docs/benchmarks.md: the BENCH_SCALE=${BENCH_SCALE} section is this run's"
+fi

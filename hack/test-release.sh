@@ -121,15 +121,20 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
 done
 image=$("${kubectl}" -n kube-system get daemonset kube-proxy -o jsonpath='{.spec.template.spec.containers[0].image}')
 [[ ${image} == "${registry}/kube-proxy:${tag}" ]] || die "kube-proxy runs ${image}, not ${registry}/kube-proxy:${tag}"
-pulled=$(grep -cE "\"(HEAD|GET) /v2/${registry#*/}/kube-[a-z-]+/manifests/${tag} " "${dir}/registry.log" || true)
-((pulled > 0)) || die "the registry's log shows no pull of the control-plane images"
-log "the control plane runs ${version} from ${registry} (${pulled} manifest pulls through ${address})"
-# The checks that docs/operations.md gives for after an upgrade.
-"${kubectl}" get --raw /metrics | grep -q '^kubernetes_feature_enabled{name="WorkloadConfigSnapshot",stage="ALPHA"} 1$' ||
-  die "kube-apiserver does not report the WorkloadConfigSnapshot gate on"
-"${kubectl}" -n kube-system logs -l component=kube-apiserver --tail=-1 | grep "validating admission controller(s)" |
-  grep -q ConfigSnapshotRestriction || die "kube-apiserver did not load the ConfigSnapshotRestriction admission plugin"
-"${kubectl}" -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}' |
-  grep -q 'WorkloadConfigSnapshot=true' || die "kube-controller-manager runs without the WorkloadConfigSnapshot gate"
+for c in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
+  grep -qE "\"(HEAD|GET) /v2/${registry#*/}/${c}/manifests/${tag}[ ?].*\"containerd/" "${dir}/registry.log" ||
+    die "the registry's log shows no pull of ${c} by a node's containerd"
+done
+log "the control plane runs ${version} from ${registry}, pulled by the nodes through ${address}"
+# The checks that docs/operations.md gives for after an upgrade (read whole, then matched: grep -q
+# would stop reading early, and pipefail would take the writer's SIGPIPE for a failure).
+metrics=$("${kubectl}" get --raw /metrics)
+grep -qx 'kubernetes_feature_enabled{name="WorkloadConfigSnapshot",stage="ALPHA"} 1' <<<"${metrics}" ||
+  die "kube-apiserver does not report the WorkloadConfigSnapshot gate on: $(grep WorkloadConfigSnapshot <<<"${metrics}" || true)"
+loaded=$("${kubectl}" -n kube-system logs -l component=kube-apiserver --tail=-1 | grep "validating admission controller(s)" || true)
+[[ ${loaded} == *ConfigSnapshotRestriction* ]] || die "kube-apiserver did not load the ConfigSnapshotRestriction admission plugin: ${loaded}"
+command=$("${kubectl}" -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}')
+[[ ${command} == *WorkloadConfigSnapshot=true* ]] || die "kube-controller-manager runs without the WorkloadConfigSnapshot gate: ${command}"
+log "the gate is on in kube-apiserver and kube-controller-manager; kube-apiserver loaded ConfigSnapshotRestriction"
 E2E_CLUSTER=kind "${FORK_ROOT}/hack/test-e2e.sh"
 log "make test-release: PASS"

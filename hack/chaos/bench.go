@@ -49,28 +49,38 @@ import (
 // scenarios in a fresh namespace for each. See hack/bench.sh.
 var (
 	bench          = flag.Bool("bench", false, "instead of the chaos: measure stock and patched kube-controller-manager side by side (see hack/bench.sh)")
-	benchOut       = flag.String("bench-out", "", "with -bench: directory for bench.json and bench.md")
+	benchOut       = flag.String("bench-out", "", "with -bench: directory for the results (<scenario set>.json and .md)")
 	kcmMetrics     = flag.String("kcm-metrics", "", "with -bench: https URL of kube-controller-manager's /metrics")
 	kcmCert        = flag.String("kcm-cert", "", "with -bench: client certificate for kube-controller-manager's /debug/pprof")
 	kcmKey         = flag.String("kcm-key", "", "with -bench: its key")
 	benchSecrets   = flag.Int("bench-objects", 1000, "with -bench: Secrets and ConfigMaps (12 KiB each) in the cluster, for memory")
 	benchFanOut    = flag.Int("bench-fanout", 100, "with -bench: Deployments that share one watched ConfigMap")
 	benchWorkloads = flag.Int("bench-workloads", 20, "with -bench: workloads of each kind that mount ConfigMaps and Secrets without snapshot")
-	p4Stock        = flag.Float64("p4-stock-ns", 0, "with -bench: ns/op of one Deployment sync, stock tree (hack/bench.sh runs the Go benchmark)")
-	p4Patched      = flag.Float64("p4-patched-ns", 0, "with -bench: the same, patched tree with the feature on")
-	p4StockAllocs  = flag.Float64("p4-stock-allocs", 0, "with -bench: allocations of one Deployment sync, stock tree")
-	p4PatchedAlloc = flag.Float64("p4-patched-allocs", 0, "with -bench: the same, patched tree with the feature on")
+	p4Stock        = flag.String("p4-stock-ns", "", "with -bench: ns/op of one Deployment sync in each round, stock tree, comma-separated (hack/bench.sh runs the Go benchmark)")
+	p4Patched      = flag.String("p4-patched-ns", "", "with -bench: the same, patched tree with the feature on")
+	p4StockAllocs  = flag.String("p4-stock-allocs", "", "with -bench: allocations of one Deployment sync in each round, stock tree")
+	p4PatchedAlloc = flag.String("p4-patched-allocs", "", "with -bench: the same, patched tree with the feature on")
 	benchSettle    = flag.Duration("bench-settle", 20*time.Second, "with -bench: how long the controller manager idles before memory is read, and in the idle part of the API call scenario")
 )
 
-// benchResult is one scenario's figure for one controller manager.
+// benchResult is one scenario's figure for both controller managers: the medians of the
+// pairs (compare), or of one run.
 type benchResult struct {
 	Scenario string  `json:"scenario"`
 	Unit     string  `json:"unit"`
 	Stock    float64 `json:"stock"`
 	Patched  float64 `json:"patched"`
-	// Note says what the figures mean, and the target.
+	// Note says what the figures mean.
 	Note string `json:"note"`
+	// The runs' figures (pair i: StockRuns[i], PatchedRuns[i]), their spreads, the pairs'
+	// ratios, the target and whether the median meets it.
+	StockRuns     []float64 `json:"stockRuns,omitempty"`
+	PatchedRuns   []float64 `json:"patchedRuns,omitempty"`
+	StockSpread   spread    `json:"stockSpread"`
+	PatchedSpread spread    `json:"patchedSpread"`
+	Ratio         *spread   `json:"ratio,omitempty"`
+	Target        target    `json:"target"`
+	Met           *bool     `json:"met,omitempty"`
 }
 
 func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
@@ -97,88 +107,146 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 	case "p7":
 		return runMixBench(ctx, c)
 	}
-	figures := map[string]map[string]float64{}
-	latency := map[string]map[string][]float64{}
-	calls := map[string]map[string]float64{}
-	fanOutCalls := map[string]map[string]float64{}
-	for _, mode := range []struct {
-		name  string
-		dir   string
-		gated bool
-		// p3Only: run only the latency scenario, with the minimum interval (and so the batch
-		// window) off: what the engine itself adds to a watch-triggered revision.
-		p3Only bool
-	}{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}, {"patched-interval-0", *patchedBin, true, true}} {
-		if mode.p3Only && *benchOnly != "all" {
-			continue
-		}
-		step("bench: kube-controller-manager " + mode.name)
-		if mode.p3Only {
-			p := procs["kube-controller-manager"]
-			p.args = append(p.args, "--workload-config-snapshot-min-interval=0")
-		}
-		if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
-			return err
-		}
-		r, err := benchScenarios(ctx, c, setup, "bench-"+mode.name, mode.gated, mode.p3Only)
-		if err != nil {
-			return fmt.Errorf("%s: %w", mode.name, err)
-		}
-		figures[mode.name], latency[mode.name], calls[mode.name] = r.figures, r.latency, r.calls
-		fanOutCalls[mode.name], fanOutCalls[mode.name+"-watched"] = r.fanOutCalls, r.fanOutWatched
+	st := newStamp()
+	runs, err := benchPairsRun(ctx, c, setup, st)
+	if err != nil {
+		return err
 	}
-	s, p := figures["stock"], figures["patched"]
+	// col returns a figure of mode's runs, pair by pair; lat the q-quantile of its latencies.
+	col := func(mode, key string) []float64 {
+		var out []float64
+		for _, r := range runs[mode] {
+			out = append(out, r.figures[key])
+		}
+		return out
+	}
+	lat := func(mode, key string, q float64) []float64 {
+		var out []float64
+		for _, r := range runs[mode] {
+			out = append(out, 1000*percentile(r.latency[key], q))
+		}
+		return out
+	}
 	if *benchOnly != "all" {
-		return writeFanOut(s, p, fanOutCallsTable(fanOutCalls["stock"], fanOutCalls["patched"], fanOutCalls["patched-watched"]), time.Since(start))
+		st.Took = time.Since(start).Round(time.Second).String()
+		return writeFanOut(col, fanOutCallsTable(runs["stock"][0].fanOutCalls, runs["patched"][0].fanOutCalls, runs["patched"][0].fanOutWatched), st)
+	}
+	p4s, p4p, p4sa, p4pa := floats(*p4Stock), floats(*p4Patched), floats(*p4StockAllocs), floats(*p4PatchedAlloc)
+	for i := range p4s {
+		p4s[i], p4p[i] = p4s[i]/1000, p4p[i]/1000
 	}
 	results := []benchResult{
-		{"P1 API calls of kube-controller-manager, workloads without snapshot", "requests", s["p1-requests"], p["p1-requests"],
-			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create and roll out, scale and edit the template, every rollout complete, then idle %v (kube-controller-manager's rest_client_requests_total, which also counts leader election and periodic work: see the breakdown by verb and resource); target: equal", 3**benchWorkloads, *benchSettle)},
-		{"P1 ConfigMap and Secret requests meanwhile", "requests", s["p1-cm-secret"], p["p1-cm-secret"],
-			"apiserver_request_total for configmaps and secrets, all clients (the bench makes none); target: 0 more than stock"},
-		{"P1 snapshot API calls per new revision, opt-in", "requests", 0, p["p1-per-revision"],
-			fmt.Sprintf("template edit of %d Deployments that snapshot one shared ConfigMap (reused): snapshot creates + owner patches (workload_config_snapshot_* metrics) / revisions; target: <= 1 (one owner patch, no create)", *benchFanOut)},
-		{"P4 CPU: one sync of a Deployment at rest, no snapshot", "µs", *p4Stock / 1000, *p4Patched / 1000,
-			"Go benchmark (hack/bench/sync_bench_test.go) in the stock and the patched tree, feature on: a Deployment that mounts 4 ConfigMaps without snapshot, ReplicaSet and status current; median of 11, taken in turns; target: patched <= 1.05x stock"},
-		{"P4 allocations of that sync", "allocs", *p4StockAllocs, *p4PatchedAlloc,
-			"the same benchmark's allocs/op: what the sync costs the garbage collector, without the drift of CPU time on a shared machine; the difference is the snapshot engine's adapter of the Deployment (its ReplicaSets as revisions)"},
-		{"P2 kube-controller-manager Go heap after GC", "MiB", s["p2-heap"], p["p2-heap"],
-			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data) and the P1 workloads; %d opt-in workloads across the three kinds, each snapshotting and watching a 12 KiB ConfigMap of its own (stock's run holds one 12 KiB copy of each, as kustomize users keep, where the patched one holds the snapshot); go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1; target: patched <= 1.02x stock", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchOptIn)},
-		{"P2 kube-controller-manager RSS", "MiB", s["p2-rss"], p["p2-rss"], "the same moment (VmRSS: includes memory the Go runtime has not returned)"},
-		{"P2 kube-controller-manager peak RSS", "MiB", s["p5-peak-rss"], p["p5-peak-rss"], "VmHWM at the end of the run (P1, P2, P3 and P5 behind it): the peak of the controller manager's resident memory"},
+		compare("P1 API calls of kube-controller-manager, workloads without snapshot", "requests", col("stock", "p1-requests"), col("patched", "p1-requests"), atMostRatio(1.02),
+			fmt.Sprintf("%d Deployments, DaemonSets and StatefulSets that mount ConfigMaps and Secrets: create and roll out, scale and edit the template, every rollout complete, then idle %v (kube-controller-manager's rest_client_requests_total, which also counts leader election and periodic work: see the breakdown by verb and resource); target: equal, within the 2%% that leader election and resyncs vary by", 3**benchWorkloads, *benchSettle)),
+		compare("P1 ConfigMap and Secret requests meanwhile", "requests", col("stock", "p1-cm-secret"), col("patched", "p1-cm-secret"), atMostMore(0),
+			"apiserver_request_total for configmaps and secrets, all clients (the bench makes none); target: none more than stock"),
+		compare("P1 snapshot API calls per new revision, opt-in", "requests", zeros(col("patched", "p1-per-revision")), col("patched", "p1-per-revision"), atMost(1),
+			fmt.Sprintf("template edit of %d Deployments that snapshot one shared ConfigMap (reused): snapshot creates + owner patches (workload_config_snapshot_* metrics) / revisions; target: one owner patch, no create", *benchFanOut)),
+		compare("P4 CPU: one sync of a Deployment at rest, no snapshot", "µs", p4s, p4p, atMostRatio(1.05),
+			"Go benchmark (hack/bench/sync_bench_test.go) in the stock and the patched tree, feature on: a Deployment that mounts 4 ConfigMaps without snapshot, ReplicaSet and status current; 11 rounds, the first of each alternating"),
+		compare("P4 allocations of that sync", "allocs", p4sa, p4pa, target{},
+			"the same benchmark's allocs/op: what the sync costs the garbage collector, without the drift of CPU time on a shared machine; the difference is the snapshot engine's adapter of the Deployment (its ReplicaSets as revisions)"),
+		compare("P2 kube-controller-manager Go heap after GC", "MiB", col("stock", "p2-heap"), col("patched", "p2-heap"), atMostRatio(1.02),
+			fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB (%.0f MiB of data) and the P1 workloads; %d opt-in workloads across the three kinds, each snapshotting and watching a 12 KiB ConfigMap of its own (stock's run holds one 12 KiB copy of each, as kustomize users keep, where the patched one holds the snapshot); go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1", *benchSecrets, *benchSecrets, float64(2**benchSecrets*12)/1024, *benchOptIn)),
+		compare("P2 kube-controller-manager RSS", "MiB", col("stock", "p2-rss"), col("patched", "p2-rss"), atMostRatio(1.05), "the same moment (VmRSS: includes memory the Go runtime has not returned)"),
+		compare("P2 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{}, "VmHWM at the end of the run (P1, P2, P3 and P5 behind it): the peak of the controller manager's resident memory"),
 	}
 	for _, kind := range benchKinds {
 		for _, q := range []struct {
 			name string
 			q    float64
 		}{{"p50", 0.5}, {"p99", 0.99}} {
-			ms := func(mode, key string) float64 { return 1000 * percentile(latency[mode][key+"/"+kind], q.q) }
-			si, pi := ms("stock", "image"), ms("patched", "image")
-			ps, p0 := ms("patched", "source"), ms("patched-interval-0", "source")
 			results = append(results,
-				benchResult{fmt.Sprintf("P3 %s image edit → new revision, %s", kind, q.name), "ms", si, pi,
-					fmt.Sprintf("%d %ss without pods that snapshot and watch a ConfigMap each, one edit every %v (time to the new revision seen by a watch); target: patched <= 1.1x stock", *benchLatency, kind, *benchSpacing)},
-				benchResult{fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s", kind, q.name), "ms", si, ps,
-					"stock column: stock image edit; patched: ConfigMap edit with the default minimum interval, whose 1 s batch window (a ConfigMap and a Secret edited together make one revision) is part of the design"},
-				benchResult{fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s, interval 0", kind, q.name), "ms", si, p0,
-					"the same with --workload-config-snapshot-min-interval=0 (no batch window): what the engine adds; target: <= 1.1x stock image edit"})
+				compare(fmt.Sprintf("P3 %s image edit → new revision, %s", kind, q.name), "ms", lat("stock", "image/"+kind, q.q), lat("patched", "image/"+kind, q.q), atMostRatio(1.1),
+					fmt.Sprintf("%d %ss without pods that snapshot and watch a ConfigMap each, one edit every %v (time to the new revision seen by a watch)", *benchLatency, kind, *benchSpacing)),
+				compare(fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s", kind, q.name), "ms", lat("patched", "image/"+kind, q.q), lat("patched", "source/"+kind, q.q), target{},
+					"stock column: the patched run's own image edits; patched: ConfigMap edit with the default minimum interval, whose 1 s batch window (a ConfigMap and a Secret edited together make one revision) is part of the design"),
+				compare(fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, %s, interval 0", kind, q.name), "ms", lat("patched-interval-0", "image/"+kind, q.q), lat("patched-interval-0", "source/"+kind, q.q), atMostRatio(1.3),
+					"the same with --workload-config-snapshot-min-interval=0 (no batch window), against the image edits of the same run: what the engine adds"))
 		}
 	}
 	results = append(results,
-		benchResult{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
-			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)},
-		benchResult{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", s["p5-template"], p["p5-source"],
-			fmt.Sprintf("N = %d share the ConfigMap; stock column: stock template edits; includes the 1 s batch window; %.2fx the patched template edits of the same Deployments; target: <= 1.2x", *benchFanOut, p["p5-source"]/p["p5-template"])},
-		benchResult{"Storage: bytes kept after config changes, one Deployment", "KiB", p["storage-kustomize"] / 1024, p["storage-bytes"] / 1024,
-			fmt.Sprintf("%d changes of a 12 KiB ConfigMap, default revisionHistoryLimit (10); stock column: kustomize-style hash-named copies, never deleted (one per change + the first); patched: the snapshots that remain (%v copies)", storageEdits, p["storage-copies"])},
+		compare("P5 fan-out: template edit of N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-template"), atMostRatio(1.1),
+			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)),
+		compare("P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-source"), atMostRatio(1.1),
+			fmt.Sprintf("N = %d share the ConfigMap; stock column: stock template edits of the same Deployments; includes the 1 s batch window", *benchFanOut)),
+		compare("Storage: bytes kept after config changes, one Deployment", "KiB", div(col("patched", "storage-kustomize"), 1024), div(col("patched", "storage-bytes"), 1024), target{},
+			fmt.Sprintf("%d changes of a 12 KiB ConfigMap, default revisionHistoryLimit (10); stock column: kustomize-style hash-named copies, never deleted (one per change + the first); patched: the snapshots that remain", storageEdits)),
 	)
-	if err := writeChart(latency, figures); err != nil {
+	st.Took = time.Since(start).Round(time.Second).String()
+	first := func(mode string) *benchRun { return runs[mode][0] }
+	if err := writeChart(first("stock"), first("patched"), first("patched-interval-0")); err != nil {
 		return err
 	}
-	if err := writeBench(results, callsTable(calls["stock"], calls["patched"])+fanOutCallsTable(fanOutCalls["stock"], fanOutCalls["patched"], fanOutCalls["patched-watched"]), time.Since(start)); err != nil {
-		return err
+	return writeResults("bench-"+*benchScale, results, callsTable(first("stock").calls, first("patched").calls)+
+		fanOutCallsTable(first("stock").fanOutCalls, first("patched").fanOutCalls, first("patched").fanOutWatched), st)
+}
+
+// benchPairsRun runs the scenarios -bench-pairs times for each controller manager, in pairs whose
+// order alternates (stock first in odd pairs), each run in a namespace of its own; with all
+// scenarios, each pair ends with a patched run of P3 alone without the minimum interval.
+func benchPairsRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp) (map[string][]*benchRun, error) {
+	type mode struct {
+		name   string
+		dir    string
+		gated  bool
+		p3Only bool
 	}
-	return nil
+	runs := map[string][]*benchRun{}
+	for pair := 0; pair < *benchPairs; pair++ {
+		order := []mode{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}}
+		if pair%2 == 1 {
+			slices.Reverse(order)
+		}
+		if *benchOnly == "all" {
+			order = append(order, mode{"patched-interval-0", *patchedBin, true, true})
+		}
+		for _, m := range order {
+			step(fmt.Sprintf("bench: pair %d of %d, kube-controller-manager %s", pair+1, *benchPairs, m.name))
+			setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", map[bool]string{true: "0"}[m.p3Only])
+			if err := swap("kube-controller-manager", m.dir, m.gated); err != nil {
+				return nil, err
+			}
+			st.recordFlags(m.name)
+			r, err := benchScenarios(ctx, c, setup, fmt.Sprintf("bench-%s-%d", m.name, pair+1), m.gated, m.p3Only)
+			if err != nil {
+				return nil, fmt.Errorf("%s, pair %d: %w", m.name, pair+1, err)
+			}
+			runs[m.name] = append(runs[m.name], r)
+		}
+	}
+	return runs, nil
+}
+
+// setFlag sets the component's flag that starts with prefix (e.g. "--name=") to value, or
+// removes it when value is empty, for its next start.
+func setFlag(component, prefix, value string) {
+	p := procs[component]
+	p.args = slicesWithout(p.args, prefix)
+	if value != "" {
+		p.args = append(p.args, prefix+value)
+	}
+}
+
+// floats parses a comma-separated list of figures (empty: none).
+func floats(list string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func zeros(like []float64) []float64 { return make([]float64, len(like)) }
+
+func div(a []float64, d float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / d
+	}
+	return out
 }
 
 // benchData creates the Secrets and ConfigMaps that fill the informer caches (memory).
@@ -640,58 +708,64 @@ func callsTable(stock, patched map[string]float64) string {
 	return md.String()
 }
 
-// writeChart draws P3's latency distributions and P5's fan-out times into bench.svg.
-func writeChart(latency map[string]map[string][]float64, figures map[string]map[string]float64) error {
+// writeChart draws P3's latency distributions and P5's fan-out times of the first pair into
+// bench.svg.
+func writeChart(stock, patched, interval0 *benchRun) error {
 	if *benchOut == "" {
 		return nil
 	}
 	panels := map[string][]series{}
 	for _, kind := range benchKinds {
 		panels[kind] = []series{
-			{"stock: image edit", "#555555", latency["stock"]["image/"+kind]},
-			{"patched: image edit", "#1f77b4", latency["patched"]["image/"+kind]},
-			{"patched: watched ConfigMap edit (default: 1 s batch window)", "#d62728", latency["patched"]["source/"+kind]},
-			{"patched: watched ConfigMap edit, --workload-config-snapshot-min-interval=0", "#2ca02c", latency["patched-interval-0"]["source/"+kind]},
+			{"stock: image edit", "#555555", stock.latency["image/"+kind]},
+			{"patched: image edit", "#1f77b4", patched.latency["image/"+kind]},
+			{"patched: watched ConfigMap edit (default: 1 s batch window)", "#d62728", patched.latency["source/"+kind]},
+			{"patched: watched ConfigMap edit, --workload-config-snapshot-min-interval=0", "#2ca02c", interval0.latency["source/"+kind]},
 		}
 	}
 	bars := []bar{
-		{"stock: template", "#555555", figures["stock"]["p5-template"]},
-		{"patched: template", "#1f77b4", figures["patched"]["p5-template"]},
-		{"patched: ConfigMap", "#d62728", figures["patched"]["p5-source"]},
+		{"stock: template", "#555555", stock.figures["p5-template"]},
+		{"patched: template", "#1f77b4", patched.figures["p5-template"]},
+		{"patched: ConfigMap", "#d62728", patched.figures["p5-source"]},
 	}
 	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
 		return err
 	}
-	svg := chartSVG(panels, benchKinds, bars, fmt.Sprintf("P5: %d Deployments, edit → all new ReplicaSets", *benchFanOut))
+	svg := chartSVG(panels, benchKinds, bars, fmt.Sprintf("P5: %d Deployments, edit → all new ReplicaSets (first pair)", *benchFanOut))
 	return os.WriteFile(filepath.Join(*benchOut, "bench.svg"), []byte(svg), 0o644)
 }
 
-// writeBench prints the table and writes it as bench.json and bench.md.
-func writeBench(results []benchResult, extra string, took time.Duration) error {
-	return writeResults("bench", results, extra, took)
-}
-
-// writeResults prints the table and writes it as <name>.json and <name>.md.
-func writeResults(name string, results []benchResult, extra string, took time.Duration) error {
+// writeResults prints the table and writes it as <name>.json and <name>.md, with the stamp.
+func writeResults(name string, results []benchResult, extra string, st *stamp) error {
 	var md strings.Builder
-	fmt.Fprintf(&md, "| scenario | stock | patched | ratio | unit | what |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "Run: %s.\n\n", st)
+	fmt.Fprintf(&md, "| scenario | stock | patched | ratio | target | met | unit | what |\n|---|---|---|---|---|---|---|---|\n")
+	met, missed := 0, 0
 	for _, r := range results {
-		ratio := "-"
-		if r.Stock > 0 {
-			ratio = fmt.Sprintf("%.2f", r.Patched/r.Stock)
+		ratio, ok := "-", "-"
+		if r.Ratio != nil {
+			ratio = r.Ratio.String()
 		}
-		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s |\n", r.Scenario, figure(r.Stock), figure(r.Patched), ratio, r.Unit, r.Note)
+		if r.Met != nil {
+			ok = map[bool]string{true: "yes", false: "**no**"}[*r.Met]
+			if *r.Met {
+				met++
+			} else {
+				missed++
+			}
+		}
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.StockSpread, r.PatchedSpread, ratio, r.Target, ok, r.Unit, r.Note)
 	}
+	fmt.Fprintf(&md, "\nTargets: %d met, %d missed. Figures: the median of the pairs, with their range; the ratio is the median of the pairs' ratios.\n", met, missed)
 	md.WriteString(extra)
 	fmt.Print("\n" + md.String())
-	fmt.Printf("\nbench: %v\n", took.Round(time.Second))
 	if *benchOut == "" {
 		return nil
 	}
 	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(map[string]interface{}{"date": time.Now().UTC().Format(time.RFC3339), "results": results}, "", "  ")
+	data, err := json.MarshalIndent(map[string]interface{}{"stamp": st, "results": results}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -53,12 +53,14 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 	}
 	free, paced := runs[0], runs[*benchPacedLimit]
 	results := []benchResult{
-		{"P6 Deployments rolling out at once (peak)", "workloads", float64(free.peak), float64(paced.peak),
-			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit, then --workload-config-snapshot-max-concurrent-rollouts-per-source=%d; target: paced peak <= limit", *benchFanOut, *benchPacedLimit)},
-		{"P6 edit → every Deployment rolled out", "seconds", free.converged.Seconds(), paced.converged.Seconds(),
-			"every new ReplicaSet available and every old one scaled to 0; columns as above"},
+		compare("P6 Deployments rolling out at once (peak)", "workloads", []float64{float64(free.peak)}, []float64{float64(paced.peak)}, atMost(float64(*benchPacedLimit)),
+			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit, then --workload-config-snapshot-max-concurrent-rollouts-per-source=%d", *benchFanOut, *benchPacedLimit)),
+		compare("P6 edit → every Deployment rolled out", "seconds", []float64{free.converged.Seconds()}, []float64{paced.converged.Seconds()}, target{},
+			"every new ReplicaSet available and every old one scaled to 0; columns as above"),
 	}
-	return writeResults("paced", results, pacedSamples(free, paced), time.Since(start))
+	st := newStamp()
+	st.Pairs, st.Took = 1, time.Since(start).Round(time.Second).String()
+	return writeResults("paced", results, pacedSamples(free, paced), st)
 }
 
 // deleteNamespace deletes ns and waits until it is gone: the next controller manager would sync

@@ -227,15 +227,18 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	return err
 }
 
-// writeFanOut prints P5 alone (BENCH_SCALE=fanout) and writes it as fanout.{json,md}.
-func writeFanOut(s, p map[string]float64, calls string, took time.Duration) error {
+// writeFanOut prints P5 alone (BENCH_SCALE=fanout) and writes it as fanout.{json,md}; col
+// returns a figure of a mode's runs, pair by pair.
+func writeFanOut(col func(mode, key string) []float64, calls string, st *stamp) error {
 	results := []benchResult{
-		{"P5 fan-out: template edit of N Deployments", "seconds", s["p5-template"], p["p5-template"],
-			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet; target: <= 1.1x", *benchFanOut)},
-		{"P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", s["p5-template"], p["p5-source"],
-			fmt.Sprintf("stock column: stock template edits; includes the 1 s batch window; %.2fx the patched template edits; target: <= 1.2x stock", p["p5-source"]/p["p5-template"])},
-		{"P5 snapshot API calls per new revision, template edit", "requests", 0, p["p1-per-revision"], "snapshot creates + owner patches / revisions; target: <= 1"},
-		{"P5 kube-controller-manager peak RSS", "MiB", s["p5-peak-rss"], p["p5-peak-rss"], "VmHWM after the fan-out: the peak of its resident memory since it started"},
+		compare("P5 fan-out: template edit of N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-template"), atMostRatio(1.1),
+			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)),
+		compare("P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-source"), atMostRatio(1.1),
+			"stock column: stock template edits of the same Deployments; includes the 1 s batch window"),
+		compare("P5 snapshot API calls per new revision, template edit", "requests", zeros(col("patched", "p1-per-revision")), col("patched", "p1-per-revision"), atMost(1),
+			"snapshot creates + owner patches / revisions"),
+		compare("P5 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{},
+			"VmHWM after the fan-out: the peak of its resident memory since it started"),
 	}
-	return writeResults("fanout", results, calls, took)
+	return writeResults("fanout", results, calls, st)
 }

@@ -1,0 +1,180 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Repeated runs: the bench measures stock and patched kube-controller-manager in pairs, in
+// alternating order, and reports every figure and ratio as the median of the pairs with their
+// range; each target is checked here, from the figures.
+var (
+	benchPairs  = flag.Int("bench-pairs", 5, "with -bench: stock/patched pairs, stock first in odd pairs and patched first in even ones")
+	benchSeries = flag.String("bench-series", "", "with -bench: the commit of the series under test (the tree's HEAD), for the stamp")
+	benchRepo   = flag.String("bench-repo", "", "with -bench: the repository's commit, for the stamp")
+	benchScale  = flag.String("bench-scale", "", "with -bench: BENCH_SCALE, for the stamp")
+)
+
+// spread is the median of a figure over the runs, with its range.
+type spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+func spreadOf(values []float64) spread {
+	if len(values) == 0 {
+		return spread{}
+	}
+	v := slices.Sorted(slices.Values(values))
+	median := v[len(v)/2]
+	if len(v)%2 == 0 {
+		median = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return spread{Median: median, Min: v[0], Max: v[len(v)-1]}
+}
+
+func (s spread) String() string {
+	if s.Min == s.Max {
+		return figure(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", figure(s.Median), figure(s.Min), figure(s.Max))
+}
+
+// target is what a figure must be: a ratio to stock at most MaxRatio, a patched value at most
+// MaxValue, or at most MaxMore more than stock's (none set: no target, the figure informs).
+type target struct {
+	MaxRatio float64  `json:"maxRatio,omitempty"`
+	MaxValue *float64 `json:"maxValue,omitempty"`
+	MaxMore  *float64 `json:"maxMore,omitempty"`
+}
+
+func atMostRatio(r float64) target { return target{MaxRatio: r} }
+func atMost(v float64) target      { return target{MaxValue: &v} }
+func atMostMore(v float64) target  { return target{MaxMore: &v} }
+
+func (t target) String() string {
+	switch {
+	case t.MaxRatio > 0:
+		return fmt.Sprintf("≤ %.2fx", t.MaxRatio)
+	case t.MaxValue != nil:
+		return "≤ " + figure(*t.MaxValue)
+	case t.MaxMore != nil:
+		return "≤ stock + " + figure(*t.MaxMore)
+	}
+	return "-"
+}
+
+// compare is one figure of both controller managers over the pairs: stock[i] and patched[i]
+// come from pair i. The ratio's median is that of the pairs' ratios; a target is met by the
+// median.
+func compare(scenario, unit string, stock, patched []float64, t target, note string) benchResult {
+	r := benchResult{Scenario: scenario, Unit: unit, Note: note, Target: t, StockRuns: stock, PatchedRuns: patched}
+	r.StockSpread, r.PatchedSpread = spreadOf(stock), spreadOf(patched)
+	r.Stock, r.Patched = r.StockSpread.Median, r.PatchedSpread.Median
+	var ratios []float64
+	for i := range min(len(stock), len(patched)) {
+		if stock[i] > 0 {
+			ratios = append(ratios, patched[i]/stock[i])
+		}
+	}
+	if len(ratios) > 0 {
+		s := spreadOf(ratios)
+		r.Ratio = &s
+	}
+	switch {
+	case t.MaxRatio > 0 && r.Ratio != nil:
+		met := r.Ratio.Median <= t.MaxRatio
+		r.Met = &met
+	case t.MaxValue != nil:
+		met := r.Patched <= *t.MaxValue
+		r.Met = &met
+	case t.MaxMore != nil:
+		var more []float64
+		for i := range min(len(stock), len(patched)) {
+			more = append(more, patched[i]-stock[i])
+		}
+		met := spreadOf(more).Median <= *t.MaxMore
+		r.Met = &met
+	}
+	return r
+}
+
+// stamp says what a bench run measured, where and when.
+type stamp struct {
+	Date    string `json:"date"`
+	Series  string `json:"seriesCommit"`
+	Repo    string `json:"repositoryCommit"`
+	Scale   string `json:"scale"`
+	Pairs   int    `json:"pairs"`
+	Machine struct {
+		Cores     int     `json:"cores"`
+		MemoryGiB float64 `json:"memoryGiB"`
+		Kernel    string  `json:"kernel"`
+	} `json:"machine"`
+	// Flags holds each controller manager's command line, by mode.
+	Flags map[string]string `json:"kubeControllerManagerFlags"`
+	Took  string            `json:"took"`
+}
+
+func newStamp() *stamp {
+	s := &stamp{Date: time.Now().UTC().Format(time.RFC3339), Series: *benchSeries, Repo: *benchRepo, Scale: *benchScale,
+		Pairs: *benchPairs, Flags: map[string]string{}}
+	s.Machine.Cores = runtime.NumCPU()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		s.Machine.Kernel = strings.TrimSpace(string(b))
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
+				kib, _ := strconv.ParseFloat(fields[1], 64)
+				s.Machine.MemoryGiB = kib / (1 << 20)
+			}
+		}
+	}
+	return s
+}
+
+// recordFlags records the command line that kube-controller-manager runs with now as mode's.
+func (s *stamp) recordFlags(mode string) {
+	if p := procs["kube-controller-manager"]; p != nil && len(p.args) > 0 {
+		s.Flags[mode] = strings.Join(p.args[1:], " ")
+	}
+}
+
+func (s *stamp) String() string {
+	return fmt.Sprintf("%s, series %s (repository %s), BENCH_SCALE=%s, %d pairs, %d cores, %.0f GiB, kernel %s, took %s",
+		s.Date, short(s.Series), short(s.Repo), s.Scale, s.Pairs, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
