@@ -31,7 +31,7 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 20 -bench-optin 60 -bench-fanout 100 -bench-pairs "${BENCH_PAIRS:-5}") ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 10 -bench-settle 10s -bench-pairs "${BENCH_PAIRS:-5}") ;;
   full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-pairs "${BENCH_PAIRS:-3}") ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}") ;;
@@ -88,7 +88,7 @@ NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"
 cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
 trap cleanup EXIT
 read -r host cert key < <(kcm_metric_endpoint)
-log "bench (BENCH_SCALE=${BENCH_SCALE}): stock, then patched kube-controller-manager"
+log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manager in pairs"
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \

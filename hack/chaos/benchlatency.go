@@ -40,6 +40,8 @@ import (
 var (
 	benchLatency = flag.Int("bench-latency", 30, "with -bench: workloads of each kind whose latency (edit → new revision) is measured")
 	benchSpacing = flag.Duration("bench-spacing", 500*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
+	// benchMinInterval is the minimum interval of the controller manager being measured.
+	benchMinInterval = new(time.Duration)
 )
 
 var benchKinds = []string{"Deployment", "DaemonSet", "StatefulSet"}
@@ -171,7 +173,7 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, pat
 	}
 	// Past the minimum interval since the revisions just made: a watch-triggered revision
 	// right after another one waits for it on purpose (storm protection, make storm).
-	time.Sleep(11 * time.Second)
+	time.Sleep(*benchMinInterval + time.Second)
 	source, err := rw.latencies(ctx, ws, func(w workload) error { return setConfig(ctx, c, ns, w.source, "v2") })
 	if err != nil {
 		return nil, fmt.Errorf("source edits: %w", err)

@@ -57,11 +57,18 @@ func spreadOf(values []float64) spread {
 	return spread{Median: median, Min: v[0], Max: v[len(v)-1]}
 }
 
-func (s spread) String() string {
+func (s spread) String() string { return s.format(figure) }
+
+// ratioString prints a ratio with three decimals: a target of 1.02x is missed by 1.021.
+func (s spread) ratioString() string {
+	return s.format(func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) })
+}
+
+func (s spread) format(f func(float64) string) string {
 	if s.Min == s.Max {
-		return figure(s.Median)
+		return f(s.Median)
 	}
-	return fmt.Sprintf("%s (%s–%s)", figure(s.Median), figure(s.Min), figure(s.Max))
+	return fmt.Sprintf("%s (%s–%s)", f(s.Median), f(s.Min), f(s.Max))
 }
 
 // target is what a figure must be: a ratio to stock at most MaxRatio, a patched value at most
