@@ -9,11 +9,11 @@
 # stamped with the date, the series and repository commits, the controller managers' flags and the
 # machine. Needs no running local cluster; stops the one it starts.
 #
-#   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 20 workloads of each
-#                       kind without snapshot, 60 opt-in workloads, 100 Deployments sharing one
-#                       watched ConfigMap: about 12 minutes
+#   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
+#                       kind without snapshot, 60 opt-in workloads, 10 per kind timed (P3), 50
+#                       Deployments sharing one watched ConfigMap, 5 pairs
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
-#                       kinds, 500 Deployments sharing one ConfigMap
+#                       kinds, 30 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
 #                       ConfigMap, with the API calls per revision by verb: _output/bench/fanout.md
 # Each run also replaces its section of docs/benchmarks.md, which holds the latest run of each.
