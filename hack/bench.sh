@@ -10,19 +10,23 @@
 # machine. Needs no running local cluster; stops the one it starts.
 #
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
-#                       kind without snapshot, 60 opt-in workloads, 10 per kind timed (P3), 50
+#                       kind without snapshot, 60 opt-in workloads, 20 per kind timed (P3), 50
 #                       Deployments sharing one watched ConfigMap, 5 pairs
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
-#                       kinds, 30 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
+#                       kinds, 40 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
-#                       ConfigMap, with the API calls per revision by verb: _output/bench/fanout.md
-# Each run also replaces its section of docs/benchmarks.md, which holds the latest run of each.
+#                       ConfigMap, 3 pairs: _output/bench/fanout.md
 #   BENCH_SCALE=paced   only the paced fan-out (P6), patched without and with a limit of rollouts per
 #                       source (BENCH_PACED_LIMIT, 10): BENCH_FANOUT (500) Deployments of one replica
-#                       sharing one watched ConfigMap, one edit; _output/bench/paced.md
+#                       sharing one watched ConfigMap, one edit, 3 pairs; _output/bench/paced.md
 #   BENCH_SCALE=mix     only the fan-out over the three kinds (P7): BENCH_FANOUT (300) workloads, a third
 #                       of each kind, sharing one watched ConfigMap; stock and patched template edits,
-#                       one watched edit; exactly one new revision each; _output/bench/mix.md
+#                       one watched edit; exactly one new revision each; 3 pairs; _output/bench/mix.md
+#   BENCH_QPS=unlimited lifts every client-side rate limit in both runs; the results are written
+#                       as <name>-unlimited.{json,md}
+# The fan-outs (P5, P6, P7) add their cost per revision: requests by verb, resource and response
+# code, kube-apiserver CPU time and loopback requests, etcd writes and bytes.
+# Each run also replaces its section of docs/benchmarks.md, which holds the latest run of each.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -31,12 +35,20 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 10 -bench-settle 10s -bench-pairs "${BENCH_PAIRS:-5}") ;;
-  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-pairs "${BENCH_PAIRS:-3}") ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 20 -bench-spacing 200ms -bench-settle 5s -bench-pairs "${BENCH_PAIRS:-5}") ;;
+  full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-latency 40 -bench-spacing 250ms -bench-pairs "${BENCH_PAIRS:-3}") ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
-  paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}") ;;
-  mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}") ;;
+  paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
+  mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   *) die "BENCH_SCALE is small, full, fanout, paced or mix, not ${BENCH_SCALE}" ;;
+esac
+# BENCH_QPS=unlimited lifts every client-side rate limit in both runs (the controller managers'
+# --kube-api-qps and --kube-api-burst, the bench's own client): time then measures work, not QPS.
+suffix=''
+case ${BENCH_QPS:=default} in
+  default) ;;
+  unlimited) scale+=(-bench-unlimited) suffix=-unlimited ;;
+  *) die "BENCH_QPS is default or unlimited, not ${BENCH_QPS}" ;;
 esac
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
@@ -56,6 +68,7 @@ p4_build() {
   [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
 }
 mkdir -p "${FORK_OUTPUT}/bench"
+rm -f "${FORK_OUTPUT}"/bench/heap-*
 # p4 measures P4 into p4_{stock,patched}{,_allocs}; only small and full run it.
 p4_stock='' p4_patched='' p4_stock_allocs='' p4_patched_allocs=''
 p4() {
@@ -96,16 +109,37 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manag
   -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-repo "$(git -C "${FORK_ROOT}" describe --always --dirty)" -bench-scale "${BENCH_SCALE}" \
   -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
 
+# What the patched controller manager's heap holds more than stock's at P2's reading, all pairs
+# merged (heap profiles sample about one allocation per 512 KiB: small differences are noise).
+shopt -s nullglob
+stock_heaps=("${FORK_OUTPUT}"/bench/heap-bench-stock-*.pprof)
+patched_heaps=("${FORK_OUTPUT}"/bench/heap-bench-patched-*.pprof)
+if ((${#stock_heaps[@]} && ${#patched_heaps[@]})) && [[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full ]]; then
+  go tool pprof -proto "${stock_heaps[@]}" >"${FORK_OUTPUT}/bench/heap-stock.pb.gz" 2>/dev/null
+  go tool pprof -proto "${patched_heaps[@]}" >"${FORK_OUTPUT}/bench/heap-patched.pb.gz" 2>/dev/null
+  {
+    printf '
+P2 heap profile, patched minus stock, in use, the %d pairs together (go tool pprof -top -diff_base), the ten largest differences by allocation site:
+
+```
+' "${#stock_heaps[@]}"
+    go tool pprof -sample_index=inuse_space -top -nodecount=10 -diff_base "${FORK_OUTPUT}/bench/heap-stock.pb.gz" "${FORK_OUTPUT}/bench/heap-patched.pb.gz" 2>/dev/null | sed -n '/flat%/,$p'
+    printf '```
+'
+  } >>"${FORK_OUTPUT}/bench/bench-${BENCH_SCALE}${suffix}.md"
+fi
+shopt -u nullglob
+
 # The run's section of docs/benchmarks.md (between its markers) becomes this run's table.
 case ${BENCH_SCALE} in
-  small | full) result=bench-${BENCH_SCALE} ;;
-  *) result=${BENCH_SCALE} ;;
+  small | full) result=bench-${BENCH_SCALE}${suffix} ;;
+  *) result=${BENCH_SCALE}${suffix} ;;
 esac
 doc=${FORK_ROOT}/docs/benchmarks.md
-if [[ -f ${FORK_OUTPUT}/bench/${result}.md ]] && grep -q "^<!-- bench:${BENCH_SCALE} -->$" "${doc}"; then
-  awk -v scale="${BENCH_SCALE}" -v table="${FORK_OUTPUT}/bench/${result}.md" '
+if [[ -f ${FORK_OUTPUT}/bench/${result}.md ]] && grep -q "^<!-- bench:${BENCH_SCALE}${suffix} -->$" "${doc}"; then
+  awk -v scale="${BENCH_SCALE}${suffix}" -v table="${FORK_OUTPUT}/bench/${result}.md" '
     $0 == "<!-- bench:" scale " -->" { print; while ((getline line < table) > 0) print line; skip = 1; next }
     $0 == "<!-- /bench:" scale " -->" { skip = 0 }
     !skip { print }' "${doc}" >"${doc}.new" && mv "${doc}.new" "${doc}"
-  log "docs/benchmarks.md: the BENCH_SCALE=${BENCH_SCALE} section is this run's"
+  log "docs/benchmarks.md: the BENCH_SCALE=${BENCH_SCALE}${suffix:+ BENCH_QPS=unlimited} section is this run's"
 fi

@@ -126,27 +126,28 @@ func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func
 }
 
 // latencyScenario (P3) measures, for -bench-latency workloads of each kind that snapshot and watch
-// a ConfigMap of their own, the time from an image edit to the new revision, and (patched only)
-// from an edit of the ConfigMap to the new revision. Keys: "image/<Kind>", "source/<Kind>".
-func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string][]float64, error) {
+// a ConfigMap of their own, the time from an image edit to the new revision, and (with source)
+// from an edit of the ConfigMap to the new revision, into out.latency (keys "image/<Kind>",
+// "source/<Kind>"), and what each edit costs into out.path.
+func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, source bool, out *benchRun) error {
 	var ws []workload
 	for _, kind := range benchKinds {
 		for i := 0; i < *benchLatency; i++ {
 			w := workload{kind, fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i), fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i)}
 			if err := createConfig(ctx, c, ns, w.source, "v1"); err != nil {
-				return nil, err
+				return err
 			}
 			// No replicas (a DaemonSet has one pod per node): the figure is the controller's
 			// time to the new revision, not the rollout of pods.
 			if err := createWith(ctx, c, ns, w, 0); err != nil {
-				return nil, err
+				return err
 			}
 			ws = append(ws, w)
 		}
 	}
 	rw, err := watchRevisions(ctx, c, ns)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		for _, w := range ws {
@@ -156,32 +157,47 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, pat
 		}
 		return true, nil
 	}); err != nil {
-		return nil, fmt.Errorf("first revisions: %w", err)
+		return fmt.Errorf("first revisions: %w", err)
 	}
 	// Past the first syncs (status updates of the new workloads) before anything is timed.
-	time.Sleep(5 * time.Second)
-	out := map[string][]float64{}
-	image, err := rw.latencies(ctx, ws, func(w workload) error { return setImage(ctx, c, ns, w, "registry.k8s.io/pause:3.10") })
-	if err != nil {
-		return nil, fmt.Errorf("image edits: %w", err)
+	time.Sleep(3 * time.Second)
+	out.latency = map[string][]float64{}
+	edits := []struct {
+		key  string
+		edit func(w workload) error
+	}{
+		{"image", func(w workload) error { return setImage(ctx, c, ns, w, "registry.k8s.io/pause:3.10") }},
+		{"source", func(w workload) error { return setConfig(ctx, c, ns, w.source, "v2") }},
 	}
-	for kind, l := range image {
-		out["image/"+kind] = l
+	if !source {
+		edits = edits[:1]
 	}
-	if !patched {
-		return out, nil
+	for i, e := range edits {
+		if i > 0 {
+			// Past the minimum interval since the revisions just made: a watch-triggered
+			// revision right after another one waits for it on purpose (storm protection).
+			time.Sleep(*benchMinInterval + time.Second)
+		}
+		before, err := readCosts(ctx, c)
+		if err != nil {
+			return err
+		}
+		l, err := rw.latencies(ctx, ws, e.edit)
+		if err != nil {
+			return fmt.Errorf("%s edits: %w", e.key, err)
+		}
+		for kind, v := range l {
+			out.latency[e.key+"/"+kind] = v
+		}
+		// The controllers finish the status updates of the new revisions before the reading.
+		time.Sleep(2 * time.Second)
+		after, err := readCosts(ctx, c)
+		if err != nil {
+			return err
+		}
+		out.path[i] = per(before, after, len(ws), func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
 	}
-	// Past the minimum interval since the revisions just made: a watch-triggered revision
-	// right after another one waits for it on purpose (storm protection, make storm).
-	time.Sleep(*benchMinInterval + time.Second)
-	source, err := rw.latencies(ctx, ws, func(w workload) error { return setConfig(ctx, c, ns, w.source, "v2") })
-	if err != nil {
-		return nil, fmt.Errorf("source edits: %w", err)
-	}
-	for kind, l := range source {
-		out["source/"+kind] = l
-	}
-	return out, nil
+	return nil
 }
 
 func setImage(ctx context.Context, c kubernetes.Interface, ns string, w workload, image string) error {

@@ -1,8 +1,25 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,48 +35,72 @@ import (
 // ConfigMap: the time until every workload has its new revision, exactly one each, and the
 // snapshots' owners.
 
-// runMixBench runs P7 on stock, then on the patched controller manager, in a namespace each.
+// runMixBench runs P7 in -bench-pairs stock/patched pairs of alternating order, each run in a
+// namespace of its own.
 func runMixBench(ctx context.Context, c kubernetes.Interface) error {
 	start := time.Now()
-	f := map[string]map[string]float64{}
-	for _, mode := range []struct {
-		name  string
-		dir   string
-		gated bool
-	}{{"stock", *stockBin, false}, {"patched", *patchedBin, true}} {
-		step(fmt.Sprintf("bench: P7 %d workloads of the three kinds on one ConfigMap, %s", *benchFanOut, mode.name))
-		if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
-			return err
-		}
-		figures, err := mixScenario(ctx, c, "bench-mix-"+mode.name, mode.gated)
-		deleteNamespace(c, "bench-mix-"+mode.name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", mode.name, err)
-		}
-		f[mode.name] = figures
-	}
-	s, p := f["stock"], f["patched"]
-	results := []benchResult{
-		compare("P7 template edit of N workloads of the three kinds", "seconds", []float64{s["template"]}, []float64{p["template"]}, atMostRatio(1.1),
-			fmt.Sprintf("N = %d (%d of each kind, no pods) that snapshot and watch one ConfigMap (stock ignores the fields); edit → every workload has its new revision, exactly one each", *benchFanOut, *benchFanOut/3)),
-		compare("P7 one watched ConfigMap edit, N workloads of the three kinds", "seconds", []float64{s["template"]}, []float64{p["source"]}, atMostRatio(1.2),
-			fmt.Sprintf("stock column: stock template edits; exactly one new revision each; includes the 1 s batch window; most owners of one snapshot: %.0f", p["max-owners"])),
-		compare("P7 kube-controller-manager peak RSS", "MiB", []float64{s["peak-rss"]}, []float64{p["peak-rss"]}, target{}, "VmHWM after P7"),
-	}
 	st := newStamp()
-	st.Pairs, st.Took = 1, time.Since(start).Round(time.Second).String()
-	return writeResults("mix", results, "", st)
+	setFlag("kube-controller-manager", "--leader-elect=", "false")
+	runs := map[string][]map[string]float64{}
+	var calls [3]costs
+	for pair := 0; pair < *benchPairs; pair++ {
+		order := []struct {
+			name  string
+			dir   string
+			gated bool
+		}{{"stock", *stockBin, false}, {"patched", *patchedBin, true}}
+		if pair%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, mode := range order {
+			step(fmt.Sprintf("bench: P7 pair %d of %d, %d workloads of the three kinds on one ConfigMap, %s", pair+1, *benchPairs, *benchFanOut, mode.name))
+			if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
+				return err
+			}
+			st.recordFlags(mode.name)
+			ns := fmt.Sprintf("bench-mix-%s-%d", mode.name, pair+1)
+			figures, cs, err := mixScenario(ctx, c, ns, mode.gated)
+			deleteNamespace(c, ns)
+			if err != nil {
+				return fmt.Errorf("%s, pair %d: %w", mode.name, pair+1, err)
+			}
+			runs[mode.name] = append(runs[mode.name], figures)
+			if pair == 0 && mode.gated {
+				calls[1], calls[2] = cs[0], cs[1]
+			} else if pair == 0 {
+				calls[0] = cs[0]
+			}
+		}
+	}
+	col := func(mode, key string) []float64 {
+		var out []float64
+		for _, f := range runs[mode] {
+			out = append(out, f[key])
+		}
+		return out
+	}
+	results := []benchResult{
+		compare("P7 template edit of N workloads of the three kinds", "seconds", col("stock", "template"), col("patched", "template"), atMostRatio(1.1),
+			fmt.Sprintf("N = %d (%d of each kind, no pods) that snapshot and watch one ConfigMap (stock ignores the fields); edit → every workload has its new revision, exactly one each", *benchFanOut, *benchFanOut/3)),
+		compare("P7 one watched ConfigMap edit, N workloads of the three kinds", "seconds", col("stock", "template"), col("patched", "source"), atMostRatio(1.2),
+			fmt.Sprintf("stock column: stock template edits; exactly one new revision each; includes the 1 s batch window; most owners of one snapshot: %.0f", spreadOf(col("patched", "max-owners")).Max)),
+		compare("P7 kube-controller-manager peak RSS", "MiB", col("stock", "peak-rss"), col("patched", "peak-rss"), target{}, "VmHWM after P7"),
+	}
+	st.Took = time.Since(start).Round(time.Second).String()
+	return writeResults("mix", results, costTable(fmt.Sprintf("P7 cost per new revision (N = %d, first pair), all clients but the bench's own workload patches, lists and watches:", *benchFanOut),
+		[]string{"stock template edit", "patched template edit", "patched watched ConfigMap edit"}, calls[:]), st)
 }
 
 // mixScenario creates the workloads in ns, edits their templates, then (patched) their ConfigMap,
-// and returns the times.
-func mixScenario(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string]float64, error) {
+// and returns the times and what each edit cost per revision.
+func mixScenario(ctx context.Context, c kubernetes.Interface, ns string, patched bool) (map[string]float64, [2]costs, error) {
 	f := map[string]float64{}
+	var cs [2]costs
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return nil, err
+		return nil, cs, err
 	}
 	if err := createConfig(ctx, c, ns, "mix", "v1"); err != nil {
-		return nil, err
+		return nil, cs, err
 	}
 	ws := make([]workload, *benchFanOut)
 	err := parallel(len(ws), func(i int) error {
@@ -68,46 +109,60 @@ func mixScenario(ctx context.Context, c kubernetes.Interface, ns string, patched
 		return createWith(ctx, c, ns, ws[i], 0)
 	})
 	if err != nil {
-		return nil, err
+		return nil, cs, err
 	}
 	if err := waitKindRevisions(ctx, c, ns, ws, 1); err != nil {
-		return nil, fmt.Errorf("first revisions: %w", err)
+		return nil, cs, fmt.Errorf("first revisions: %w", err)
+	}
+	before, err := readCosts(ctx, c)
+	if err != nil {
+		return nil, cs, err
 	}
 	t0 := time.Now()
 	err = parallel(len(ws), func(i int) error { return setImage(ctx, c, ns, ws[i], "registry.k8s.io/pause:3.10") })
 	if err != nil {
-		return nil, err
+		return nil, cs, err
 	}
 	if err := waitKindRevisions(ctx, c, ns, ws, 2); err != nil {
-		return nil, fmt.Errorf("template edits: %w", err)
+		return nil, cs, fmt.Errorf("template edits: %w", err)
 	}
 	f["template"] = time.Since(t0).Seconds()
+	// Past the minimum interval since the revisions just made, and the status updates after them.
+	time.Sleep(11 * time.Second)
+	after, err := readCosts(ctx, c)
+	if err != nil {
+		return nil, cs, err
+	}
+	cs[0] = per(before, after, len(ws), benchOwn)
 	if patched {
-		// Past the minimum interval since the revisions just made.
-		time.Sleep(11 * time.Second)
+		before = after
 		t0 = time.Now()
 		if err := setConfig(ctx, c, ns, "mix", "v2"); err != nil {
-			return nil, err
+			return nil, cs, err
 		}
 		if err := waitKindRevisions(ctx, c, ns, ws, 3); err != nil {
-			return nil, fmt.Errorf("watched edit: %w", err)
+			return nil, cs, fmt.Errorf("watched edit: %w", err)
 		}
 		f["source"] = time.Since(t0).Seconds()
 		// A moment more: a second revision of any workload would show now.
 		time.Sleep(*benchSettle)
 		if err := waitKindRevisions(ctx, c, ns, ws, 3); err != nil {
-			return nil, err
+			return nil, cs, err
 		}
+		if after, err = readCosts(ctx, c); err != nil {
+			return nil, cs, err
+		}
+		cs[1] = per(before, after, len(ws), benchOwn)
 		list, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
 		if err != nil {
-			return nil, err
+			return nil, cs, err
 		}
 		for _, cm := range list.Items {
 			f["max-owners"] = max(f["max-owners"], float64(len(cm.OwnerReferences)))
 		}
 	}
 	f["peak-rss"], err = kcmPeakRSS()
-	return f, err
+	return f, cs, err
 }
 
 // waitKindRevisions waits until every workload of ws has exactly n revisions (ReplicaSets or

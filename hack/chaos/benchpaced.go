@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
@@ -6,6 +22,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,38 +47,58 @@ type pacedRun struct {
 	converged time.Duration
 	// samples are the Deployments rolling out, every sampling interval.
 	samples []int
+	// cost is what the edit cost per Deployment, from the edit until every one rolled out.
+	cost costs
 }
 
-// runPacedBench runs P6 without a limit, then with -bench-paced-limit, in a namespace each.
+// runPacedBench runs P6 without a limit and with -bench-paced-limit, in -bench-pairs pairs of
+// alternating order, each run in a namespace of its own.
 func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 	start := time.Now()
-	runs := map[int]pacedRun{}
-	for _, limit := range []int{0, *benchPacedLimit} {
-		step(fmt.Sprintf("bench: P6 paced fan-out, %d Deployments, limit %d", *benchFanOut, limit))
-		p := procs["kube-controller-manager"]
-		p.args = append(slicesWithout(p.args, "--workload-config-snapshot-max-concurrent-rollouts-per-source="),
-			fmt.Sprintf("--workload-config-snapshot-max-concurrent-rollouts-per-source=%d", limit))
-		if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
-			return err
+	st := newStamp()
+	setFlag("kube-controller-manager", "--leader-elect=", "false")
+	runs := map[int][]pacedRun{}
+	for pair := 0; pair < *benchPairs; pair++ {
+		limits := []int{0, *benchPacedLimit}
+		if pair%2 == 1 {
+			slices.Reverse(limits)
 		}
-		ns := fmt.Sprintf("bench-paced-%d", limit)
-		r, err := pacedScenario(ctx, c, ns)
-		deleteNamespace(c, ns)
-		if err != nil {
-			return fmt.Errorf("limit %d: %w", limit, err)
+		for _, limit := range limits {
+			step(fmt.Sprintf("bench: P6 pair %d of %d, paced fan-out, %d Deployments, limit %d", pair+1, *benchPairs, *benchFanOut, limit))
+			setFlag("kube-controller-manager", "--workload-config-snapshot-max-concurrent-rollouts-per-source=", strconv.Itoa(limit))
+			if err := swap("kube-controller-manager", *patchedBin, true); err != nil {
+				return err
+			}
+			st.recordFlags(fmt.Sprintf("limit %d", limit))
+			ns := fmt.Sprintf("bench-paced-%d-%d", limit, pair+1)
+			r, err := pacedScenario(ctx, c, ns)
+			deleteNamespace(c, ns)
+			if err != nil {
+				return fmt.Errorf("limit %d, pair %d: %w", limit, pair+1, err)
+			}
+			runs[limit] = append(runs[limit], r)
 		}
-		runs[limit] = r
 	}
-	free, paced := runs[0], runs[*benchPacedLimit]
+	col := func(limit int, f func(r pacedRun) float64) []float64 {
+		var out []float64
+		for _, r := range runs[limit] {
+			out = append(out, f(r))
+		}
+		return out
+	}
+	peak := func(r pacedRun) float64 { return float64(r.peak) }
+	converged := func(r pacedRun) float64 { return r.converged.Seconds() }
 	results := []benchResult{
-		compare("P6 Deployments rolling out at once (peak)", "workloads", []float64{float64(free.peak)}, []float64{float64(paced.peak)}, atMost(float64(*benchPacedLimit)),
+		compare("P6 Deployments rolling out at once (peak)", "workloads", col(0, peak), col(*benchPacedLimit, peak), atMost(float64(*benchPacedLimit)),
 			fmt.Sprintf("N = %d Deployments of one replica watch one ConfigMap; one edit; sampled every 250 ms (a new ReplicaSet not yet available, or an old one with replicas); columns: no limit, then --workload-config-snapshot-max-concurrent-rollouts-per-source=%d", *benchFanOut, *benchPacedLimit)),
-		compare("P6 edit → every Deployment rolled out", "seconds", []float64{free.converged.Seconds()}, []float64{paced.converged.Seconds()}, target{},
+		compare("P6 edit → every Deployment rolled out", "seconds", col(0, converged), col(*benchPacedLimit, converged), target{},
 			"every new ReplicaSet available and every old one scaled to 0; columns as above"),
 	}
-	st := newStamp()
-	st.Pairs, st.Took = 1, time.Since(start).Round(time.Second).String()
-	return writeResults("paced", results, pacedSamples(free, paced), st)
+	free, paced := runs[0][0], runs[*benchPacedLimit][0]
+	st.Took = time.Since(start).Round(time.Second).String()
+	return writeResults("paced", results, pacedSamples(free, paced)+
+		costTable(fmt.Sprintf("P6 cost per Deployment of the edit, from the edit until every one rolled out (N = %d, first pair), all clients but the bench's lists and watches (pods and their status included):", *benchFanOut),
+			[]string{"no limit", fmt.Sprintf("limit %d", *benchPacedLimit)}, []costs{free.cost, paced.cost}), st)
 }
 
 // deleteNamespace deletes ns and waits until it is gone: the next controller manager would sync
@@ -117,6 +155,10 @@ func pacedScenario(ctx context.Context, c kubernetes.Interface, ns string) (pace
 	}
 	// Past the minimum interval since the first revisions.
 	time.Sleep(11 * time.Second)
+	before, err := readCosts(ctx, c)
+	if err != nil {
+		return r, err
+	}
 	t0 := time.Now()
 	if err := setConfig(ctx, c, ns, "paced", "v2"); err != nil {
 		return r, err
@@ -131,6 +173,11 @@ func pacedScenario(ctx context.Context, c kubernetes.Interface, ns string) (pace
 		return done == len(names), nil
 	})
 	r.converged = time.Since(t0)
+	if err != nil {
+		return r, err
+	}
+	after, err := readCosts(ctx, c)
+	r.cost = per(before, after, len(names), benchOwn)
 	return r, err
 }
 

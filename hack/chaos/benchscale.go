@@ -20,8 +20,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -113,41 +111,22 @@ func waitTimeout(n int) time.Duration {
 	return 5*time.Minute + time.Duration(n)*300*time.Millisecond
 }
 
-// perRevision returns the API server's requests between two readings (apiserverRequests) by "verb
-// resource", per revision made in between, without the bench's own (its Deployment patches and
-// lists).
-func perRevision(before, after map[string]float64, revisions int) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d != 0 && k != "PATCH deployments" && k != "LIST deployments" && k != "WATCH deployments" {
-			out[k] = d / float64(revisions)
+// benchOwn is true for the requests that the bench itself makes in P5 and P7: its workload
+// patches, its lists, and the watches.
+func benchOwn(key string) bool {
+	for _, own := range []string{"request PATCH deployments ", "request PATCH daemonsets ", "request PATCH statefulsets ", "request LIST ", "request WATCH ", "time "} {
+		if strings.HasPrefix(key, own) {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
-// fanOutCallsTable returns P5's requests per revision by verb and resource as Markdown: stock and
-// patched template edits, and the patched watched ConfigMap edit.
-func fanOutCallsTable(stock, patched, watched map[string]float64) string {
-	keys := map[string]bool{}
-	for _, m := range []map[string]float64{stock, patched, watched} {
-		for k := range m {
-			keys[k] = true
-		}
-	}
-	var md strings.Builder
-	fmt.Fprintf(&md, "\nP5 requests to the API server per new revision (N = %d), all clients but the bench's own Deployment patches and lists, by verb and resource:\n\n| verb resource | stock template edit | patched template edit | patched watched ConfigMap edit |\n|---|---|---|---|\n", *benchFanOut)
-	var sums [3]float64
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		sums[0], sums[1], sums[2] = sums[0]+stock[k], sums[1]+patched[k], sums[2]+watched[k]
-		if max(stock[k], patched[k], watched[k]) < 0.005 {
-			// Informers that re-established a watch meanwhile, and the like.
-			continue
-		}
-		fmt.Fprintf(&md, "| %s | %.2f | %.2f | %.2f |\n", k, stock[k], patched[k], watched[k])
-	}
-	fmt.Fprintf(&md, "| total | %.2f | %.2f | %.2f |\n", sums[0], sums[1], sums[2])
-	return md.String()
+// fanOutCallsTable returns P5's costs per revision as Markdown: stock and patched template
+// edits, and the patched watched ConfigMap edit.
+func fanOutCallsTable(stock, patched, watched costs) string {
+	return costTable(fmt.Sprintf("P5 cost per new revision (N = %d, first pair), all clients but the bench's own Deployment patches, lists and watches: requests by verb, resource and response code, kube-apiserver CPU time, its loopback client's requests (the admission plugin's live reads among them) and etcd's writes:", *benchFanOut),
+		[]string{"stock template edit", "patched template edit", "patched watched ConfigMap edit"}, []costs{stock, patched, watched})
 }
 
 // fanOutScenario is P5: N Deployments that snapshot and watch one ConfigMap; the time from a
@@ -176,7 +155,7 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err != nil {
 		return err
 	}
-	callsBefore, err := apiserverRequests(ctx, c)
+	callsBefore, err := readCosts(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -198,15 +177,15 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	f["p1-per-revision"] = (snapshotCallsAfter - snapshotCallsBefore) / float64(len(fan))
 	// The controllers finish the status updates of the new revisions before the next reading.
 	time.Sleep(*benchSettle)
-	callsAfter, err := apiserverRequests(ctx, c)
+	callsAfter, err := readCosts(ctx, c)
 	if err != nil {
 		return err
 	}
-	out.fanOutCalls = perRevision(callsBefore, callsAfter, len(fan))
+	out.fanOutCalls = per(callsBefore, callsAfter, len(fan), benchOwn)
 	if patched {
 		// Past the minimum interval since the revisions just made (the settle above counts).
 		time.Sleep(max(0, *benchMinInterval+time.Second-*benchSettle))
-		if callsBefore, err = apiserverRequests(ctx, c); err != nil {
+		if callsBefore, err = readCosts(ctx, c); err != nil {
 			return err
 		}
 		t0 = time.Now()
@@ -218,10 +197,10 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 		}
 		f["p5-source"] = time.Since(t0).Seconds()
 		time.Sleep(*benchSettle)
-		if callsAfter, err = apiserverRequests(ctx, c); err != nil {
+		if callsAfter, err = readCosts(ctx, c); err != nil {
 			return err
 		}
-		out.fanOutWatched = perRevision(callsBefore, callsAfter, len(fan))
+		out.fanOutWatched = per(callsBefore, callsAfter, len(fan), benchOwn)
 	}
 	f["p5-peak-rss"], err = kcmPeakRSS()
 	return err

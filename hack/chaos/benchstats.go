@@ -132,12 +132,15 @@ func compare(scenario, unit string, stock, patched []float64, t target, note str
 
 // stamp says what a bench run measured, where and when.
 type stamp struct {
-	Date    string `json:"date"`
-	Series  string `json:"seriesCommit"`
-	Repo    string `json:"repositoryCommit"`
-	Scale   string `json:"scale"`
-	Pairs   int    `json:"pairs"`
-	Machine struct {
+	Date   string `json:"date"`
+	Series string `json:"seriesCommit"`
+	Repo   string `json:"repositoryCommit"`
+	Scale  string `json:"scale"`
+	Pairs  int    `json:"pairs"`
+	// RateLimits is "default" (the client-side rate limits of the command lines) or "lifted"
+	// (-bench-unlimited).
+	RateLimits string `json:"clientRateLimits"`
+	Machine    struct {
 		Cores     int     `json:"cores"`
 		MemoryGiB float64 `json:"memoryGiB"`
 		Kernel    string  `json:"kernel"`
@@ -149,7 +152,7 @@ type stamp struct {
 
 func newStamp() *stamp {
 	s := &stamp{Date: time.Now().UTC().Format(time.RFC3339), Series: *benchSeries, Repo: *benchRepo, Scale: *benchScale,
-		Pairs: *benchPairs, Flags: map[string]string{}}
+		Pairs: *benchPairs, RateLimits: map[bool]string{false: "default", true: "lifted"}[*benchUnlimited], Flags: map[string]string{}}
 	s.Machine.Cores = runtime.NumCPU()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		s.Machine.Kernel = strings.TrimSpace(string(b))
@@ -175,8 +178,8 @@ func (s *stamp) recordFlags(mode string) {
 }
 
 func (s *stamp) String() string {
-	return fmt.Sprintf("%s, series %s (repository %s), BENCH_SCALE=%s, %d pairs, %d cores, %.0f GiB, kernel %s, took %s",
-		s.Date, short(s.Series), short(s.Repo), s.Scale, s.Pairs, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)
+	return fmt.Sprintf("%s, series %s (repository %s), BENCH_SCALE=%s, %d pairs, client rate limits %s, %d cores, %.0f GiB, kernel %s, took %s",
+		s.Date, short(s.Series), short(s.Repo), s.Scale, s.Pairs, s.RateLimits, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)
 }
 
 func short(commit string) string {

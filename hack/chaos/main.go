@@ -78,6 +78,10 @@ func run() error {
 		return err
 	}
 	config.QPS, config.Burst = 50, 100
+	if *bench && *benchUnlimited {
+		// No client-side rate limit (client-go makes none for a negative QPS).
+		config.QPS = -1
+	}
 	c := kubernetes.NewForConfigOrDie(config)
 	if *upgrade {
 		return runUpgrade(ctx, c)
