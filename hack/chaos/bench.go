@@ -178,11 +178,8 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 			compare(fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, p99, interval 0", kind), "ms", pooled("patched-interval-0", "image/"+kind, 0.99), pooled("patched-interval-0", "source/"+kind, 0.99), atMostRatio(1.3),
 				fmt.Sprintf("the same, p99 of the %d samples of all pairs", n)))
 	}
+	results = append(results, fanOutResults(col)...)
 	results = append(results,
-		compare("P5 fan-out: template edit of N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-template"), atMostRatio(1.1),
-			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)),
-		compare("P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-source"), atMostRatio(1.1),
-			fmt.Sprintf("N = %d share the ConfigMap; stock column: stock template edits of the same Deployments; includes the 1 s batch window", *benchFanOut)),
 		compare("Storage: bytes kept after config changes, one Deployment", "KiB", div(col("patched", "storage-kustomize")[:1], 1024), div(col("patched", "storage-bytes")[:1], 1024), target{},
 			fmt.Sprintf("%d changes of a 12 KiB ConfigMap, default revisionHistoryLimit (10); stock column: kustomize-style hash-named copies, never deleted (one per change + the first); patched: the snapshots that remain; counted in the first pair", storageEdits)),
 	)

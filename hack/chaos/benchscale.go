@@ -182,6 +182,7 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 		return err
 	}
 	out.fanOutCalls = per(callsBefore, callsAfter, len(fan), benchOwn)
+	f["p5-requests-template"], f["p5-kcm-requests-template"] = out.fanOutCalls.total(), out.fanOutCalls.controllerManagerRequests()
 	if patched {
 		// Past the minimum interval since the revisions just made (the settle above counts).
 		time.Sleep(max(0, *benchMinInterval+time.Second-*benchSettle))
@@ -201,23 +202,62 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 			return err
 		}
 		out.fanOutWatched = per(callsBefore, callsAfter, len(fan), benchOwn)
+		f["p5-requests-source"], f["p5-kcm-requests-source"] = out.fanOutWatched.total(), out.fanOutWatched.controllerManagerRequests()
 	}
 	f["p5-peak-rss"], err = kcmPeakRSS()
 	return err
 }
 
-// writeFanOut prints P5 alone (BENCH_SCALE=fanout) and writes it as fanout.{json,md}; col
-// returns a figure of a mode's runs, pair by pair.
-func writeFanOut(col func(mode, key string) []float64, calls string, st *stamp) error {
-	results := []benchResult{
+// fanOutResults are P5's figures: time and requests per revision, of stock's template edit and
+// of the patched one's watched ConfigMap edit; col returns a figure of a mode's runs, pair by pair.
+func fanOutResults(col func(mode, key string) []float64) []benchResult {
+	return []benchResult{
 		compare("P5 fan-out: template edit of N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-template"), atMostRatio(1.1),
 			fmt.Sprintf("N = %d that snapshot one shared ConfigMap (stock ignores the fields); edit → every Deployment has its new ReplicaSet", *benchFanOut)),
 		compare("P5 fan-out: one watched ConfigMap edit, N Deployments", "seconds", col("stock", "p5-template"), col("patched", "p5-source"), atMostRatio(1.1),
 			"stock column: stock template edits of the same Deployments; includes the 1 s batch window"),
+		compare("P5 requests per new revision, watched ConfigMap edit", "requests", col("stock", "p5-requests-template"), col("patched", "p5-requests-source"), target{},
+			"all clients but the bench's own; stock column: stock template edits (the cost table below says which request is whose)"),
+		compare("P5 requests per new revision of kube-controller-manager's clients, Events aside", "requests", col("stock", "p5-kcm-requests-template"), col("patched", "p5-kcm-requests-source"), atMostRatio(1.3),
+			"the same without kube-apiserver's requests to itself (the admission plugin's live reads on its loopback client) and without Events; target: within 1.3x, the owner patch being the one request a revision must add"),
+	}
+}
+
+// controllerManagerRequests returns the requests of a cost reading (per revision) that kube-controller-manager's
+// clients made, Events aside: all of them but kube-apiserver's requests to itself.
+func (cs costs) controllerManagerRequests() float64 {
+	var n float64
+	for k, v := range cs {
+		switch {
+		case strings.HasPrefix(k, "request POST events "), strings.HasPrefix(k, "request PATCH events "):
+		case strings.HasPrefix(k, "request "):
+			n += v
+		case strings.HasPrefix(k, "loopback "):
+			n -= v
+		}
+	}
+	return n
+}
+
+// total returns all the requests of a cost reading.
+func (cs costs) total() float64 {
+	var n float64
+	for k, v := range cs {
+		if strings.HasPrefix(k, "request ") {
+			n += v
+		}
+	}
+	return n
+}
+
+// writeFanOut prints P5 alone (BENCH_SCALE=fanout) and writes it as fanout.{json,md}; col
+// returns a figure of a mode's runs, pair by pair.
+func writeFanOut(col func(mode, key string) []float64, calls string, st *stamp) error {
+	results := append(fanOutResults(col),
 		compare("P5 snapshot API calls per new revision, template edit", "requests", zeros(col("patched", "p1-per-revision")), col("patched", "p1-per-revision"), atMost(snapshotCallsPerRevision()),
 			"snapshot creates + owner patches / revisions; target: an owner patch each, and a create for each further snapshotutil.MaxOwners revisions of the content"),
 		compare("P5 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{},
 			"VmHWM after the fan-out: the peak of its resident memory since it started"),
-	}
+	)
 	return writeResults("fanout", results, calls, st)
 }
