@@ -101,12 +101,15 @@ NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"
 cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
 trap cleanup EXIT
 read -r host cert key < <(kcm_metric_endpoint)
+# The repository's commit, "-dirty" when anything but docs/ (which the bench writes) differs.
+repo_commit=$(git -C "${FORK_ROOT}" rev-parse --short HEAD)
+git -C "${FORK_ROOT}" diff --quiet HEAD -- . ':!docs' || repo_commit+=-dirty
 log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manager in pairs"
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \
   -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" \
-  -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-repo "$(git -C "${FORK_ROOT}" describe --always --dirty)" -bench-scale "${BENCH_SCALE}" \
+  -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-repo "${repo_commit}" -bench-scale "${BENCH_SCALE}" \
   -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
 
 # What the patched controller manager's heap holds more than stock's at P2's reading, all pairs

@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -224,15 +225,23 @@ func percentile(values []float64, q float64) float64 {
 	return v[int(math.Ceil(q*float64(len(v))))-1]
 }
 
-// storageScenario measures what the snapshots of one Deployment keep in the API after -edits
-// changes of its 12 KiB ConfigMap, each rolled by a template edit (snapshot without watch, so
-// that each change makes exactly one revision):
-// the bytes of its snapshots once the history limit (default 10) has removed old ReplicaSets
-// and the garbage collector their snapshots, and how many copies there are.
-func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edits int) (copies int, bytes float64, err error) {
+// storageScenario measures what one Deployment's config keeps in the API after -edits changes of
+// its 12 KiB ConfigMap, each rolled out with an image edit in the same revision: the objects and
+// their bytes (protobuf, as etcd stores them, metadata included). Patched: the source and the
+// snapshots that remain once the history limit (default 10) has removed old ReplicaSets and the
+// garbage collector their snapshots. Stock: the same history kept as kustomize keeps it, a
+// hash-named copy per content that the Deployment names, which nothing deletes.
+func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edits int, patched bool) (objects int, bytes float64, err error) {
 	const name = "storage"
-	value := strings.Repeat("x", 12*1024)
-	if err := createConfig(ctx, c, ns, name, value+"0"); err != nil {
+	value := func(i int) string { return fmt.Sprintf("%s%d", strings.Repeat("x", 12*1024), i) }
+	// config returns the ConfigMap that holds change i: the source (patched) or a copy.
+	config := func(i int) string {
+		if patched {
+			return name
+		}
+		return fmt.Sprintf("%s-%08x", name, fnv32(value(i)))
+	}
+	if err := createConfig(ctx, c, ns, config(0), value(0)); err != nil {
 		return 0, 0, err
 	}
 	labels := map[string]string{"app": name}
@@ -241,7 +250,7 @@ func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edi
 		Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
 			Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
 			Volumes: []v1.Volume{{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
-				LocalObjectReference: v1.LocalObjectReference{Name: name}, Snapshot: ptr.To(true)}}}}}},
+				LocalObjectReference: v1.LocalObjectReference{Name: config(0)}, Snapshot: ptr.To(patched)}}}}}},
 	}}, metav1.CreateOptions{}); err != nil {
 		return 0, 0, err
 	}
@@ -249,10 +258,16 @@ func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edi
 		return 0, 0, err
 	}
 	for i := 1; i <= edits; i++ {
-		if err := setConfig(ctx, c, ns, name, fmt.Sprintf("%s%d", value, i)); err != nil {
+		if patched {
+			err = setConfig(ctx, c, ns, name, value(i))
+		} else {
+			err = createConfig(ctx, c, ns, config(i), value(i))
+		}
+		if err != nil {
 			return 0, 0, err
 		}
-		if err := setImage(ctx, c, ns, workload{"Deployment", name, name}, fmt.Sprintf("registry.k8s.io/pause:3.%d", i)); err != nil {
+		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"pause","image":"registry.k8s.io/pause:3.%d"}],"volumes":[{"name":"config","configMap":{"name":%q}}]}}}}`, i, config(i))
+		if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return 0, 0, err
 		}
 		// Both edits in one revision: wait for it before the next pair.
@@ -264,23 +279,27 @@ func storageScenario(ctx context.Context, c kubernetes.Interface, ns string, edi
 	// stable.
 	last := -1
 	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+		list, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
-		copies, bytes = 0, 0
+		objects, bytes = 0, 0
 		for _, cm := range list.Items {
-			if cm.Annotations[snapshotutil.SourceAnnotation] != name {
-				continue
-			}
-			copies++
-			for k, v := range cm.Data {
-				bytes += float64(len(k) + len(v))
+			if cm.Name == name || strings.HasPrefix(cm.Name, name+"-") || cm.Annotations[snapshotutil.SourceAnnotation] == name {
+				objects++
+				bytes += float64(cm.Size())
 			}
 		}
-		stable := copies == last
-		last = copies
+		stable := objects == last
+		last = objects
 		return stable, nil
 	})
-	return copies, bytes, err
+	return objects, bytes, err
+}
+
+// fnv32 is the hash of a copy's name, as kustomize's configMapGenerator names its copies.
+func fnv32(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
 }
