@@ -49,7 +49,7 @@ release_notes() {
 # Kubernetes ${version}
 
 Kubernetes ${KUBE_VERSION} with ConfigMap and Secret snapshots for Deployments, DaemonSets and
-StatefulSets (README.md, docs/). Nothing changes until the alpha feature gate is on:
+StatefulSets (README.md, docs/user-guide.md, docs/operations.md). Nothing changes until the alpha feature gate is on:
 
 - feature gate \`WorkloadConfigSnapshot\` (alpha, off by default) on kube-apiserver and
   kube-controller-manager;

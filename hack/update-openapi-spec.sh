@@ -8,7 +8,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 for tool in jq curl openssl; do
-  command -v "${tool}" >/dev/null 2>&1 || die "${tool} is required to regenerate api/openapi-spec (see the README's prerequisites)"
+  command -v "${tool}" >/dev/null 2>&1 || die "${tool} is required to regenerate api/openapi-spec (see docs/development.md)"
 done
 "${FORK_ROOT}/hack/build.sh" kube-apiserver
 "${FORK_ROOT}/hack/install-etcd.sh"

@@ -7,7 +7,7 @@
 #   rbac       the RBAC bootstrap policy fixtures are up to date
 #   upstream   upstream's own hack/verify-*.sh that run on this machine (no internet, no Docker,
 #              no vendor/ or hack/tools, which the module proxy does not serve), run in the tree:
-#              UPSTREAM_CHECKS below; README.md lists those not run and why
+#              UPSTREAM_CHECKS below; docs/development.md lists those not run and why
 #   lint       golangci-lint with upstream's hack/golangci.yaml (and its logcheck and kube-api-linter
 #              plugins; pinned in hack/tools/lint) on the packages the series touches, reporting what
 #              the series adds (--new-from-rev), as upstream's pull-request job does

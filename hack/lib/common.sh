@@ -80,7 +80,7 @@ fork_version() {
   echo "${FORK_VERSION:-${KUBE_VERSION}+configsnapshot.$(git -C "${KUBE_TREE}" rev-parse --short=12 'HEAD^{tree}')}"
 }
 
-# release_version: v1.37.1+configsnapshot.N, N from hack/RELEASE (see README.md, "Release").
+# release_version: v1.37.1+configsnapshot.N, N from hack/RELEASE (see docs/operations.md, "What the release holds").
 release_version() {
   echo "${KUBE_VERSION}+configsnapshot.$(tr -d '[:space:]' <"${FORK_ROOT}/hack/RELEASE")"
 }
