@@ -5,9 +5,17 @@ SHELL := /usr/bin/env bash
 
 .PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
 
-all: up
+all: help
 
 help:
+	@echo "Kubernetes v1.37.1 with ConfigMap and Secret snapshots (README.md). Start here:"
+	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on (about 9 min cold)"
+	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
+	@echo "make test              unit, integration, e2e and upgrade tests (about 35 min cold, 2 cores)"
+	@echo "make demo              the user story on the local cluster"
+	@echo "make down              stop the local cluster"
+	@echo ""
+	@echo "Everything else:"
 	@echo "make tree              materialize Kubernetes v1.37.1 in _output/kubernetes and apply patches/"
 	@echo "make patches           export the tree's commits back to patches/"
 	@echo "make build             build the patched kube-apiserver, kube-controller-manager, kube-scheduler, kubectl into _output/bin"
@@ -16,10 +24,6 @@ help:
 	@echo "make verify            patches/, tree and generated files agree; upstream checks, lint; walk the series (~13 min)"
 	@echo "make verify-series     every patch builds and passes its packages' tests at its own commit (long)"
 	@echo "make review-figures    the engine's size, exported names and longest functions, and the largest patches"
-	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on"
-	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
-	@echo "make down              stop the local cluster"
-	@echo "make demo              the user story on the local cluster"
 	@echo "make metrics           the workload_config_snapshot_* metrics of the local kube-controller-manager"
 	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager in pairs, into docs/benchmarks.md (BENCH_SCALE=small|full|fanout|paced|mix, BENCH_QPS=unlimited, BENCH_PAIRS)"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
@@ -33,7 +37,6 @@ help:
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
-	@echo "make test              unit, integration, e2e and upgrade tests"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
