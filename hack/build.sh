@@ -24,6 +24,6 @@ ldflags=$(version_ldflags "${version}" "gitCommit=${commit}" "gitTreeState=${sta
 mkdir -p "${FORK_BIN}"
 for c in "${cmds[@]}"; do
   log "building ${c} ${version}"
-  (cd "${KUBE_TREE}" && go build -ldflags "${ldflags}" -o "${FORK_BIN}/${c}" "./cmd/${c}")
+  (cd "${KUBE_TREE}" && go_quiet go build -ldflags "${ldflags}" -o "${FORK_BIN}/${c}" "./cmd/${c}")
 done
 echo "${version}" >"${FORK_BIN}/VERSION"

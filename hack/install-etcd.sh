@@ -16,7 +16,7 @@ if [[ -x ${FORK_BIN}/etcd ]] && "${FORK_BIN}/etcd" --version 2>/dev/null | grep 
 else
   log "building etcd ${want} from the module proxy"
   mkdir -p "${FORK_BIN}"
-  (cd "${FORK_ROOT}" && go build -o "${FORK_BIN}/etcd" go.etcd.io/etcd/server/v3)
+  (cd "${FORK_ROOT}" && go_quiet go build -o "${FORK_BIN}/etcd" go.etcd.io/etcd/server/v3)
 fi
 mkdir -p "${KUBE_TREE}/third_party/etcd"
 ln -sf "${FORK_BIN}/etcd" "${KUBE_TREE}/third_party/etcd/etcd"

@@ -9,5 +9,5 @@ for tool in kwok kwokctl; do
   fi
   log "building ${tool} ${want} from the module proxy"
   mkdir -p "${FORK_BIN}"
-  (cd "${FORK_ROOT}" && go build -o "${FORK_BIN}/${tool}" "sigs.k8s.io/kwok/cmd/${tool}")
+  (cd "${FORK_ROOT}" && go_quiet go build -o "${FORK_BIN}/${tool}" "sigs.k8s.io/kwok/cmd/${tool}")
 done

@@ -14,6 +14,9 @@ if [[ ! -x ${FORK_BIN}/kwokctl ]] || ! "${FORK_BIN}/kwokctl" get clusters 2>/dev
   echo "No local cluster '${CLUSTER}' is running."
   exit 0
 fi
-"${FORK_BIN}/kwokctl" delete cluster --name "${CLUSTER}" --kubeconfig "${LOCAL_KUBECONFIG}"
+# kwokctl's own output (JSON log lines) goes to down.log, shown if it fails.
+down_log=${LOCAL_DIR}/down.log
+"${FORK_BIN}/kwokctl" delete cluster --name "${CLUSTER}" --kubeconfig "${LOCAL_KUBECONFIG}" >"${down_log}" 2>&1 ||
+  { cat "${down_log}" >&2; die "kwokctl delete cluster failed"; }
 rm -f "${LOCAL_DIR}/logs"
 echo "Stopped the local cluster '${CLUSTER}'."

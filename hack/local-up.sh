@@ -67,7 +67,13 @@ if "${KWOKCTL}" get clusters 2>/dev/null | grep -qx "${CLUSTER}"; then
 fi
 
 mkdir -p "${LOCAL}"
-log "starting cluster '${CLUSTER}' ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || echo unknown version))"
+# kwokctl's own output (JSON log lines) goes to up.log; the last lines are shown if it fails.
+up_log=${LOCAL}/up.log
+: >"${up_log}"
+kwokctl_logged() {
+  "${KWOKCTL}" "$@" >>"${up_log}" 2>&1 || { tail -n 20 "${up_log}" >&2; die "kwokctl $1 failed: see ${up_log#"${FORK_ROOT}"/}"; }
+}
+log "starting cluster '${CLUSTER}' ($(cat "${FORK_BIN}/VERSION" 2>/dev/null || echo unknown version)); kwokctl's log: ${up_log#"${FORK_ROOT}"/}"
 # STOCK=1 (make upgrade): the control plane runs stock v1.37.1 kube-apiserver and
 # kube-controller-manager (hack/build-stock-kubectl.sh), which know no WorkloadConfigSnapshot gate.
 control_plane=${FORK_BIN}
@@ -76,7 +82,7 @@ if [[ -n ${STOCK:-} ]]; then
   control_plane=${FORK_BIN}/stock
   gates=()
 fi
-"${KWOKCTL}" create cluster --name "${CLUSTER}" --runtime binary \
+kwokctl_logged create cluster --name "${CLUSTER}" --runtime binary \
   --etcd-binary "${FORK_BIN}/etcd" \
   --kube-apiserver-binary "${control_plane}/kube-apiserver" \
   --kube-controller-manager-binary "${control_plane}/kube-controller-manager" \
@@ -89,7 +95,7 @@ fi
   --wait 2m
 ln -sfn "${KWOK_WORKDIR}/clusters/${CLUSTER}/logs" "${LOCAL}/logs"
 if ((FAKE_NODES > 0)); then
-  "${KWOKCTL}" --name "${CLUSTER}" scale node --replicas "${FAKE_NODES}" --param ".allocatable.pods=${FAKE_NODE_PODS:-110}"
+  kwokctl_logged --name "${CLUSTER}" scale node --replicas "${FAKE_NODES}" --param ".allocatable.pods=${FAKE_NODE_PODS:-110}"
 fi
 if [[ -n ${REAL_NODE} ]]; then
   "${FORK_ROOT}/hack/node-up.sh"
@@ -102,10 +108,11 @@ cat <<MSG
 
 The local cluster '${CLUSTER}' is ready: ${nodes}, WorkloadConfigSnapshot on.
 
-  export KUBECONFIG=${KUBECONFIG_PATH}
-  export PATH=${FORK_BIN}:\$PATH      # the patched kubectl
-  kubectl get nodes
-  make demo                           # the user story, step by step
+From this directory:
 
-Logs: ${LOCAL}/logs    Stop: make down
+  export KUBECONFIG=\$PWD/${KUBECONFIG_PATH#"${FORK_ROOT}"/} PATH=\$PWD/${FORK_BIN#"${FORK_ROOT}"/}:\$PATH
+  kubectl get nodes
+  make demo    # the user story, step by step
+
+Logs: ${LOCAL#"${FORK_ROOT}"/}/logs    Stop: make down
 MSG

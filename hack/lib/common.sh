@@ -22,6 +22,12 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# go_quiet runs a go command without its "go: downloading" lines (the first build downloads
+# hundreds of modules); they go to _output/go-downloads.log, errors still reach stderr.
+go_quiet() {
+  mkdir -p "${FORK_OUTPUT}"
+  "$@" 2> >(tee -a "${FORK_OUTPUT}/go-downloads.log" | grep -v '^go: downloading ' >&2)
+}
 
 # apt_install installs, with apt-get as root, the Debian packages named after the commands given
 # that are not on PATH (each package has its command's name); without root or apt-get it fails
