@@ -9,7 +9,7 @@ all: help
 
 help:
 	@echo "Kubernetes v1.37.1 with ConfigMap and Secret snapshots (README.md). Start here:"
-	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on (about 9 min cold)"
+	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on (about 6.5 min cold)"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
 	@echo "make test              unit, integration, e2e and upgrade tests (about 35 min cold, 2 cores)"
 	@echo "make demo              the user story on the local cluster"

@@ -10,11 +10,29 @@ NS=${DEMO_NAMESPACE:-snapshot-demo}
 SNAP_LABEL=configsnapshot.apps.kubernetes.io/snapshot=true
 [[ -f ${KUBECONFIG} ]] || die "no local cluster: run 'make up' first"
 
+# Colour only on a terminal; the commands are printed as a person would type them from the
+# repository root, with the KUBECONFIG and PATH that make up prints.
+bold='' red='' green='' plain=''
+if [[ -t 1 ]]; then bold=$'\033[1m' red=$'\033[31m' green=$'\033[32m' plain=$'\033[0m'; fi
 step=0
-say() { step=$((step + 1)); printf '\n\033[1m== %d. %s\033[0m\n' "${step}" "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+say() { step=$((step + 1)); printf '\n%s== %d. %s%s\n' "${bold}" "${step}" "$*" "${plain}"; }
+# quote prints one word of a command so that a shell reads it back as it is.
+quote() {
+  local w=$1
+  [[ ${w} == "${FORK_BIN}/kubectl" ]] && w=kubectl
+  w=${w#"${FORK_ROOT}/"}
+  if [[ ${w} =~ ^[A-Za-z0-9_./=:,@%+-]+$ ]]; then printf '%s' "${w}"; else printf "'%s'" "${w//\'/\'\\\'\'}"; fi
+}
+run() {
+  local words=() w
+  for w in "$@"; do words+=("$(quote "${w}")"); done
+  printf '$ %s\n' "${words[*]}"
+  "$@"
+}
+# waiting says what the demo waits for before it polls.
+waiting() { printf '(waiting for %s)\n' "$*"; }
 k() { "${KUBECTL[@]}" -n "${NS}" "$@"; }
-fail() { printf '\033[31mDEMO FAILED at step %d: %s\033[0m\n' "${step}" "$*" >&2; exit 1; }
+fail() { printf '%sDEMO FAILED at step %d: %s%s\n' "${red}" "${step}" "$*" "${plain}" >&2; exit 1; }
 # snapshot_of RS: the ConfigMap that a ReplicaSet's pods mount.
 config_of_rs() { k get rs "$1" -o jsonpath='{.spec.template.spec.volumes[0].configMap.name}'; }
 current_rs() {
@@ -24,6 +42,7 @@ current_rs() {
 }
 wait_revision() {
   local want=$1
+  waiting "revision ${want} of the Deployment"
   for _ in $(seq 1 60); do
     [[ $(k get deploy web -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}') == "${want}" ]] && return 0
     sleep 1
@@ -38,6 +57,7 @@ pods_mount() {
   local want=$1 app=${2:-web} mounted='' ref='{.spec.volumes[0].configMap.name}'
   local key=greeting read=(cat /etc/web/greeting)
   if [[ ${app} == agent ]]; then ref='{.spec.containers[0].envFrom[0].configMapRef.name}' key=level read=(printenv level); fi
+  waiting "every running ${app} pod to use ${want}"
   for _ in $(seq 1 60); do
     local mounts
     mounts=$(k get pods -l "app=${app}" --field-selector=status.phase=Running -o jsonpath="{range .items[*]}${ref}{\"\\n\"}{end}" | sort -u)
@@ -58,6 +78,7 @@ pods_mount() {
 }
 # wait_no_snapshots: wait until the garbage collector has deleted every snapshot.
 wait_no_snapshots() {
+  waiting "the garbage collector to delete the snapshots"
   for _ in $(seq 1 60); do
     [[ -z $(k get cm -l "${SNAP_LABEL}" -o name) ]] && return 0
     sleep 1
@@ -80,6 +101,7 @@ run "${KUBECTL[@]}" -n "${NS}" get configmaps -l "${SNAP_LABEL}" -o custom-colum
 [[ $(k get cm "${snap1}" -o jsonpath='{.immutable}') == true ]] || fail "${snap1} is not immutable"
 pods_mount "${snap1}"
 echo "ReplicaSet ${rs1} and its pods use ${snap1}."
+run "${KUBECTL[@]}" -n "${NS}" describe deployment web
 
 say "Edit the ConfigMap: the Deployment rolls out by itself"
 run "${KUBECTL[@]}" -n "${NS}" patch configmap web-config --type merge -p '{"data":{"greeting":"bonjour"}}'
@@ -112,6 +134,21 @@ sleep 5
 [[ $(k get deploy web -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}') == 3 ]] || fail "a pinned Deployment rolled forward"
 echo "Still at revision 3. (kubectl apply -f demo/web.yaml would resume tracking web-config.)"
 
+say "A source that does not exist: the Deployment says so, keeps running, and rolls out once it exists"
+run "${KUBECTL[@]}" -n "${NS}" patch deployment web --type=json -p '[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"extra","configMap":{"name":"web-extra","snapshot":true}}}]'
+waiting "the Deployment to report the missing source"
+for _ in $(seq 1 60); do
+  [[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') == SnapshotSourceMissing ]] && break
+  sleep 1
+done
+run "${KUBECTL[@]}" -n "${NS}" get deployment web -o jsonpath='{range .status.conditions[?(@.type=="ReplicaFailure")]}{.reason}: {.message}{"\n"}{end}'
+[[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') == SnapshotSourceMissing ]] || fail "no SnapshotSourceMissing condition"
+run "${KUBECTL[@]}" -n "${NS}" create configmap web-extra --from-literal=mode=fast
+wait_revision 4
+run "${KUBECTL[@]}" -n "${NS}" rollout status deployment/web --timeout=90s || fail "rollout did not complete"
+[[ -z $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') ]] || fail "the condition stayed"
+echo "Revision 4 runs, and the condition is gone."
+
 say "Delete the Deployment: its snapshots go with its ReplicaSets"
 run "${KUBECTL[@]}" -n "${NS}" delete deployment web
 wait_no_snapshots
@@ -140,4 +177,4 @@ wait_no_snapshots
 echo "Deleted with the DaemonSet's ControllerRevisions: no snapshot left."
 
 "${KUBECTL[@]}" delete namespace "${NS}" --wait=false >/dev/null
-printf '\n\033[32mDemo complete: snapshot, automatic rollout, rollback, pinning and cleanup all happened, for a Deployment and a DaemonSet.\033[0m\n'
+printf '\n%sDemo complete: snapshot, automatic rollout, rollback, pinning, a missing source and cleanup all happened, for a Deployment and a DaemonSet.%s\n' "${green}" "${plain}"
