@@ -707,22 +707,18 @@ func kcmSnapshotCalls() (float64, error) {
 // one of anyOf (every sample when anyOf is empty).
 func sumMetric(text, name string, anyOf []string) float64 {
 	var sum float64
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		labels, value, ok := strings.Cut(line, "} ")
-		if !ok {
-			continue
+	samples(text, func(n, labels string, v float64) {
+		if n != name || labels == "" {
+			return
 		}
 		match := len(anyOf) == 0
 		for _, a := range anyOf {
 			match = match || strings.Contains(labels, a)
 		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && match {
+		if match {
 			sum += v
 		}
-	}
+	})
 	return sum
 }
 

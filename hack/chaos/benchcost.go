@@ -174,17 +174,6 @@ func costTable(title string, names []string, cols []costs) string {
 		}
 		fmt.Fprintf(&md, "| %s | %s |\n", name, strings.Join(cells, " | "))
 	}
-	sum := func(prefix string) func(c costs) float64 {
-		return func(c costs) float64 {
-			var s float64
-			for k, v := range c {
-				if strings.HasPrefix(k, prefix) {
-					s += v
-				}
-			}
-			return s
-		}
-	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if !strings.HasPrefix(k, "request ") {
 			continue
@@ -193,7 +182,7 @@ func costTable(title string, names []string, cols []costs) string {
 			row(strings.TrimPrefix(k, "request "), func(c costs) float64 { return c[k] }, "%.2f")
 		}
 	}
-	row("**requests, total**", sum("request "), "**%.2f**")
+	row("**requests, total**", costs.total, "**%.2f**")
 	row("kube-apiserver CPU (ms)", func(c costs) float64 { return 1000 * c["cpu kube-apiserver"] }, "%.2f")
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if strings.HasPrefix(k, "loopback ") && slices.ContainsFunc(cols, func(c costs) bool { return c[k] >= 0.005 }) {
