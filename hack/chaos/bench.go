@@ -216,10 +216,7 @@ func benchPairsRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp
 	}
 	runs := map[string][]*benchRun{}
 	for pair := 0; pair < *benchPairs; pair++ {
-		order := []mode{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}}
-		if pair%2 == 1 {
-			slices.Reverse(order)
-		}
+		order := alternate(pair, []mode{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}})
 		if *benchOnly == "all" {
 			order = append(order, mode{"patched-interval-0", *patchedBin, true, true})
 		}
@@ -350,7 +347,7 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	}
 	if p3Only {
 		step("bench:   P3 latency")
-		return out, latencyScenario(ctx, c, ns, patched, out)
+		return out, latencyScenario(ctx, c, ns, patched, first, out)
 	}
 	if *benchOnly != "all" {
 		return out, fanOutScenario(ctx, c, ns, patched, out)
@@ -441,7 +438,7 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	}
 
 	step("bench:   P3 latency")
-	if err := latencyScenario(ctx, c, ns, patched && first, out); err != nil {
+	if err := latencyScenario(ctx, c, ns, patched && first, false, out); err != nil {
 		return nil, err
 	}
 
@@ -594,6 +591,45 @@ func waitRevision(ctx context.Context, c kubernetes.Interface, ns string, names 
 			}
 		}
 		return true, nil
+	})
+}
+
+// waitSettled waits until the deployment controller has finished with the Deployments of
+// names: each has observed its generation and reports its rollout complete
+// (NewReplicaSetAvailable), and the controller's work queue is empty at two readings a second
+// apart. A cost reading taken before that would leave the last status writes of one phase to
+// the next, where queued syncs coalesce them with the next phase's.
+func waitSettled(ctx context.Context, c kubernetes.Interface, ns string, names []string) error {
+	idle := 0
+	return wait.PollUntilContextTimeout(ctx, time.Second, waitTimeout(len(names)), true, func(ctx context.Context) (bool, error) {
+		list, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		done := map[string]bool{}
+		for _, d := range list.Items {
+			for _, cond := range d.Status.Conditions {
+				if cond.Type == apps.DeploymentProgressing && cond.Reason == "NewReplicaSetAvailable" {
+					done[d.Name] = d.Status.ObservedGeneration >= d.Generation
+				}
+			}
+		}
+		for _, name := range names {
+			if !done[name] {
+				idle = 0
+				return false, nil
+			}
+		}
+		body, err := kcmGet("/metrics")
+		if err != nil {
+			return false, err
+		}
+		if sumMetric(body, "workqueue_depth", []string{`name="deployment"`}) > 0 {
+			idle = 0
+			return false, nil
+		}
+		idle++
+		return idle >= 2, nil
 	})
 }
 

@@ -129,8 +129,9 @@ func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func
 // latencyScenario (P3) measures, for -bench-latency workloads of each kind that snapshot and watch
 // a ConfigMap of their own, the time from an image edit to the new revision, and (with source)
 // from an edit of the ConfigMap to the new revision, into out.latency (keys "image/<Kind>",
-// "source/<Kind>"), and what each edit costs into out.path.
-func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, source bool, out *benchRun) error {
+// "source/<Kind>"), and when withCosts, what each edit costs into out.path (the control plane's
+// counters read around each edit, 2 s after it for the status writes to finish).
+func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, source, withCosts bool, out *benchRun) error {
 	var ws []workload
 	for _, kind := range benchKinds {
 		for i := 0; i < *benchLatency; i++ {
@@ -179,9 +180,11 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, sou
 			// revision right after another one waits for it on purpose (storm protection).
 			time.Sleep(*benchMinInterval + time.Second)
 		}
-		before, err := readCosts(ctx, c)
-		if err != nil {
-			return err
+		var before costs
+		if withCosts {
+			if before, err = readCosts(ctx, c); err != nil {
+				return err
+			}
 		}
 		l, err := rw.latencies(ctx, ws, e.edit)
 		if err != nil {
@@ -189,6 +192,9 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, sou
 		}
 		for kind, v := range l {
 			out.latency[e.key+"/"+kind] = v
+		}
+		if !withCosts {
+			continue
 		}
 		// The controllers finish the status updates of the new revisions before the reading.
 		time.Sleep(2 * time.Second)

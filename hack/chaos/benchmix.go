@@ -19,7 +19,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -44,15 +43,12 @@ func runMixBench(ctx context.Context, c kubernetes.Interface) error {
 	runs := map[string][]map[string]float64{}
 	var calls [3]costs
 	for pair := 0; pair < *benchPairs; pair++ {
-		order := []struct {
+		type mode struct {
 			name  string
 			dir   string
 			gated bool
-		}{{"stock", *stockBin, false}, {"patched", *patchedBin, true}}
-		if pair%2 == 1 {
-			slices.Reverse(order)
 		}
-		for _, mode := range order {
+		for _, mode := range alternate(pair, []mode{{"stock", *stockBin, false}, {"patched", *patchedBin, true}}) {
 			step(fmt.Sprintf("bench: P7 pair %d of %d, %d workloads of the three kinds on one ConfigMap, %s", pair+1, *benchPairs, *benchFanOut, mode.name))
 			if err := swap("kube-controller-manager", mode.dir, mode.gated); err != nil {
 				return err

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,11 +58,7 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 	setFlag("kube-controller-manager", "--leader-elect=", "false")
 	runs := map[int][]pacedRun{}
 	for pair := 0; pair < *benchPairs; pair++ {
-		limits := []int{0, *benchPacedLimit}
-		if pair%2 == 1 {
-			slices.Reverse(limits)
-		}
-		for _, limit := range limits {
+		for _, limit := range alternate(pair, []int{0, *benchPacedLimit}) {
 			step(fmt.Sprintf("bench: P6 pair %d of %d, paced fan-out, %d Deployments, limit %d", pair+1, *benchPairs, *benchFanOut, limit))
 			setFlag("kube-controller-manager", "--workload-config-snapshot-max-concurrent-rollouts-per-source=", strconv.Itoa(limit))
 			if err := swap("kube-controller-manager", *patchedBin, true); err != nil {

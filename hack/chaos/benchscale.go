@@ -151,6 +151,10 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err := waitRevision(ctx, c, ns, fan, 1); err != nil {
 		return err
 	}
+	// Every status write of the first revisions done: none is left to coalesce with the edit's.
+	if err := waitSettled(ctx, c, ns, fan); err != nil {
+		return err
+	}
 	snapshotCallsBefore, err := kcmSnapshotCalls()
 	if err != nil {
 		return err
@@ -176,6 +180,9 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	}
 	f["p1-per-revision"] = (snapshotCallsAfter - snapshotCallsBefore) / float64(len(fan))
 	// The controllers finish the status updates of the new revisions before the next reading.
+	if err := waitSettled(ctx, c, ns, fan); err != nil {
+		return err
+	}
 	time.Sleep(*benchSettle)
 	callsAfter, err := readCosts(ctx, c)
 	if err != nil {
@@ -197,6 +204,9 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 			return err
 		}
 		f["p5-source"] = time.Since(t0).Seconds()
+		if err := waitSettled(ctx, c, ns, fan); err != nil {
+			return err
+		}
 		time.Sleep(*benchSettle)
 		if callsAfter, err = readCosts(ctx, c); err != nil {
 			return err

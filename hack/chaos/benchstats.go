@@ -188,3 +188,14 @@ func short(commit string) string {
 	}
 	return commit
 }
+
+// alternate returns the runs of a pair in the order they run: as given in even pairs (the
+// first is 0), reversed in odd ones, so that neither side always runs first on a machine that
+// warms up or fills up as the bench goes on.
+func alternate[T any](pair int, order []T) []T {
+	if pair%2 == 1 {
+		order = slices.Clone(order)
+		slices.Reverse(order)
+	}
+	return order
+}
