@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
+.PHONY: all tree patches build etcd generated verify test test-monitoring test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
 
 all: help
 
@@ -11,7 +11,7 @@ help:
 	@echo "Kubernetes v1.37.1 with ConfigMap and Secret snapshots (README.md). Start here:"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on (about 6.5 min cold)"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
-	@echo "make test              unit, integration, e2e and upgrade tests (about 35 min cold, 2 cores)"
+	@echo "make test              monitoring, unit, integration, e2e and upgrade tests (about 35 min cold, 2 cores)"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make down              stop the local cluster"
 	@echo ""
@@ -37,6 +37,7 @@ help:
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
+	@echo "make test-monitoring   the alert rules and dashboard of monitoring/ against the metrics, and promtool's tests of the rules"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
@@ -67,6 +68,9 @@ review-figures: tree
 
 test: tree
 	@hack/test.sh
+
+test-monitoring: tree
+	@hack/test.sh monitoring
 
 test-unit: tree
 	@hack/test.sh unit

@@ -14,6 +14,8 @@
 #   sbom/<artifact>.spdx.json               an SPDX SBOM of the tarball's tree and of each image
 #                                           (syft, pinned below, built from the Go module proxy)
 #   RELEASE-NOTES.md                        what the release adds to v1.37.1, from the series
+#   monitoring/alerts.yaml, dashboard.json  Prometheus alert rules and a Grafana dashboard of the
+#                                           feature's metrics (tested by make test-monitoring)
 #   SHA256SUMS                              of every file above
 # The version is v1.37.1+configsnapshot.N, N from hack/RELEASE; the image tag is the one kubeadm
 # derives from it ('+' becomes '_'). RELEASE_REGISTRY (default localhost:5000/configsnapshot, never
@@ -133,9 +135,11 @@ tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "${work}" -czf
 
 log "release notes"
 release_notes "${version}" "${registry}" "${tag}" >"${out}/RELEASE-NOTES.md"
+mkdir -p "${out}/monitoring"
+cp "${FORK_ROOT}/monitoring/alerts.yaml" "${FORK_ROOT}/monitoring/dashboard.json" "${out}/monitoring/"
 
 files=$(cd "${out}" && find . -type f | sed 's|^\./||' | sort)
 # shellcheck disable=SC2086 # one name a line, none with spaces
 (cd "${out}" && sha256sum ${files} >"${work}/SHA256SUMS") && mv "${work}/SHA256SUMS" "${out}/SHA256SUMS"
 log "release ${version} in ${out#"${FORK_ROOT}"/}:"
-(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md ./*.tar* images/*.tar sbom/*.json) >&2
+(cd "${out}" && du -h --apparent-size SHA256SUMS RELEASE-NOTES.md monitoring/* ./*.tar* images/*.tar sbom/*.json) >&2

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The fork's test suite (README: make test; CI: .ci/run).
 #
+#   monitoring   the alert rules and dashboard of monitoring/ against the series' metrics, and
+#                promtool's unit tests of the rules (hack/test-monitoring.sh)
 #   unit         the unit tests of every package the series touches, plus the upstream suites
 #                that guard the API (round trip, validation, registry, features, RBAC, k8s.io/api)
 #   integration  test/integration with a real kube-apiserver and etcd (from hack/install-etcd.sh)
@@ -11,7 +13,7 @@
 #   upgrade      make upgrade: stock v1.37.1 kube-apiserver and kube-controller-manager, then the
 #                patched ones, stock again and patched again, checking what rolls out at each step
 #
-# hack/test.sh [unit] [integration] [e2e] [upgrade]   (all by default). Logs go to _output/test-logs/.
+# hack/test.sh [monitoring] [unit] [integration] [e2e] [upgrade]   (all by default). Logs go to _output/test-logs/.
 # Extra flags for go test: GOTESTFLAGS (e.g. GOTESTFLAGS=-v).
 #
 # Upstream flakes do not block a run, and our tests are never retried: a unit-test package that
@@ -202,6 +204,14 @@ run_integration() {
   result[integration]="ok (${#INTEGRATION[@]} packages)"
 }
 
+run_monitoring() {
+  if ! "${FORK_ROOT}/hack/test-monitoring.sh" >"${LOGS}/monitoring.log" 2>&1; then
+    result[monitoring]="FAIL (see ${LOGS#"${FORK_ROOT}"/}/monitoring.log)"
+    return 1
+  fi
+  result[monitoring]="ok (alert rules and dashboard checked, promtool rule tests pass)"
+}
+
 run_e2e() {
   set +e
   "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep -E '^\[|^Ran |SUCCESS|FAIL'
@@ -236,7 +246,7 @@ run_upgrade() {
 
 main() {
   local suites=("$@") start rc=0 s
-  ((${#suites[@]})) || suites=(unit integration e2e upgrade)
+  ((${#suites[@]})) || suites=(monitoring unit integration e2e upgrade)
   mkdir -p "${LOGS}"
   start=$(date +%s)
   # 'make test' materializes and syncs the tree first (make tree); run directly, this script tests
@@ -246,11 +256,12 @@ main() {
   rm -f "${LOGS}"/*.log
   for s in "${suites[@]}"; do
     case ${s} in
+      monitoring) run_monitoring || rc=1 ;;
       unit) run_unit || rc=1 ;;
       integration) run_integration || rc=1 ;;
       e2e) run_e2e || rc=1 ;;
       upgrade) run_upgrade || rc=1 ;;
-      *) die "unknown suite ${s} (known: unit integration e2e upgrade)" ;;
+      *) die "unknown suite ${s} (known: monitoring unit integration e2e upgrade)" ;;
     esac
   done
   local elapsed=$(($(date +%s) - start))
