@@ -103,10 +103,11 @@ pods_mount "${snap1}"
 echo "ReplicaSet ${rs1} and its pods use ${snap1}."
 run "${KUBECTL[@]}" -n "${NS}" describe deployment web
 
-say "Edit the ConfigMap: the Deployment rolls out by itself"
+say "Edit the ConfigMap: the Deployment rolls out by itself, and this release's rollout status waits for it"
 run "${KUBECTL[@]}" -n "${NS}" patch configmap web-config --type merge -p '{"data":{"greeting":"bonjour"}}'
-wait_revision 2
 run "${KUBECTL[@]}" -n "${NS}" rollout status deployment/web --timeout=90s || fail "rollout did not complete"
+[[ $(k get deploy web -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}') == 2 ]] ||
+  fail "rollout status returned before revision 2 rolled out"
 rs2=$(current_rs); snap2=$(config_of_rs "${rs2}")
 [[ ${snap2} != "${snap1}" && $(k get cm "${snap2}" -o jsonpath='{.data.greeting}') == bonjour ]] || fail "no new snapshot with the new content"
 pods_mount "${snap2}"
