@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test-e2e / make test-upstream-e2e: upstream's e2e framework against the local cluster.
 #
-#   hack/test-e2e.sh            the ConfigSnapshot tests ([sig-apps] ConfigSnapshot)
+#   hack/test-e2e.sh            the ConfigSnapshot tests ([sig-apps] ConfigSnapshot), then
+#                               hack/e2e/rollout-status.sh (this release's kubectl rollout status)
 #   hack/test-e2e.sh upstream   upstream's [sig-apps] Deployment, ReplicaSet, DaemonSet,
 #                               StatefulSet and ControllerRevision tests, [sig-cli] Kubectl
 #                               rollout and [sig-api-machinery] Garbage collector, minus the
@@ -92,4 +93,8 @@ set +e
 status=${PIPESTATUS[0]}
 set -e
 grep -E '^Ran [0-9]+ of [0-9]+ Specs|^(SUCCESS|FAIL)! --' "${REPORT}/e2e.log" || true
+if [[ ${SUITE} == snapshot ]]; then
+  # This release's kubectl, which the specs above do not use: rollout status after a watched edit.
+  "${FORK_ROOT}/hack/e2e/rollout-status.sh" 2>&1 | tee -a "${REPORT}/e2e.log" || status=1
+fi
 exit "${status}"
