@@ -153,6 +153,9 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		compare("P2 of which: free space in heap spans in use", "MiB", col("stock", "p2-heap-free"), col("patched", "p2-heap-free"), target{}, "go_memstats_heap_inuse_bytes - heap_alloc_bytes at the same moment"),
 		compare("P2 of which: idle heap not returned to the OS", "MiB", col("stock", "p2-heap-unreturned"), col("patched", "p2-heap-unreturned"), target{}, "go_memstats_heap_idle_bytes - heap_released_bytes: what an earlier peak left behind until the runtime scavenges it"),
 		compare("P2 of which: goroutine stacks", "MiB", col("stock", "p2-stacks"), col("patched", "p2-stacks"), target{}, "go_memstats_stack_inuse_bytes"),
+		compare("P2 of which: the Go runtime's own structures", "MiB", col("stock", "p2-runtime"), col("patched", "p2-runtime"), target{}, "go_memstats_ mspan_inuse + mcache_inuse + gc_sys + buck_hash_sys + other_sys: span descriptors, GC metadata, profiling buckets"),
+		compare("P2 of which: pages of the binary", "MiB", col("stock", "p2-file"), col("patched", "p2-file"), target{}, "RssFile of /proc/<pid>/status: the code and data of the kube-controller-manager executable that were read"),
+		compare("P2 of which: the rest", "MiB", col("stock", "p2-rest"), col("patched", "p2-rest"), target{}, "RSS minus the live heap (the row above) and the rows before: anonymous memory the Go runtime's statistics do not account for at that moment (each RSS row is read before the forced garbage collection, the Go figures after it)"),
 		compare("P2 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{}, "VmHWM at the end of the run (P1, P2, P3 and P5 behind it): the peak of the controller manager's resident memory"),
 	}
 	// P3: the median (p50) of each pair's samples, and the p99 of all the pairs' samples together
@@ -431,6 +434,13 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	f["p2-heap-free"] = mem["heap_inuse"] - mem["heap_alloc"]
 	f["p2-heap-unreturned"] = mem["heap_idle"] - mem["heap_released"]
 	f["p2-stacks"] = mem["stack_inuse"]
+	// The runtime's own structures (span and cache descriptors, GC metadata, profiling buckets
+	// and the rest it maps for itself), the pages of the binary, and what neither accounts for.
+	f["p2-runtime"] = mem["mspan_inuse"] + mem["mcache_inuse"] + mem["gc_sys"] + mem["buck_hash_sys"] + mem["other_sys"]
+	if f["p2-file"], err = kcmStatus("RssFile:"); err != nil {
+		return nil, err
+	}
+	f["p2-rest"] = rss - mem["heap_alloc"] - f["p2-heap-free"] - f["p2-heap-unreturned"] - f["p2-stacks"] - f["p2-runtime"] - f["p2-file"]
 	// The heap profile of that moment, for go tool pprof -diff_base (what the patched one holds
 	// more): _output/bench/heap-<namespace>.pprof.
 	if profile, err := kcmGet("/debug/pprof/heap"); err == nil && *benchOut != "" {
