@@ -35,7 +35,7 @@ KUBECONFIG_PATH=${LOCAL_KUBECONFIG}
 "${FORK_ROOT}/hack/install-etcd.sh"
 extra_args=(--extra-args "kube-controller-manager=use-service-account-credentials=true")
 if [[ -n ${REAL_NODE} ]]; then
-  [[ ${EUID} -eq 0 ]] || die "NODES=real needs root (containerd, mounts, cgroups, network): run 'sudo make up NODES=real'"
+  [[ ${EUID} -eq 0 ]] || die "NODES=real needs root (containerd, mounts, cgroups, network): run it from a root shell, or with 'sudo env PATH=\"\$PATH\" make up NODES=real' (sudo's own PATH may not hold Go)"
   "${FORK_ROOT}/hack/install-node.sh"
   "${FORK_ROOT}/hack/build.sh" kubelet
   "${FORK_ROOT}/hack/node-images.sh" build-if-missing
