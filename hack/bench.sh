@@ -68,7 +68,9 @@ p4_build() {
   [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
 }
 mkdir -p "${FORK_OUTPUT}/bench"
-rm -f "${FORK_OUTPUT}"/bench/heap-*
+# P2's heap profiles, kept per scale (_output/bench/heap-<scale>/) until that scale runs again.
+heaps=${FORK_OUTPUT}/bench/heap-${BENCH_SCALE}${suffix}
+rm -f "${FORK_OUTPUT}"/bench/heap-bench-*.pprof
 # p4 measures P4 into p4_{stock,patched}{,_allocs}; only small and full run it.
 p4_stock='' p4_patched='' p4_stock_allocs='' p4_patched_allocs=''
 p4() {
@@ -115,22 +117,27 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manag
 
 # What the patched controller manager's heap holds more than stock's at P2's reading, all pairs
 # merged (heap profiles sample about one allocation per 512 KiB: small differences are noise).
+# The in-use difference says what the patched one holds more; the allocated one (alloc_space,
+# since the process started) what it allocated more on the way, which is what raises the heap's
+# peak and so the idle memory the runtime keeps.
 shopt -s nullglob
 stock_heaps=("${FORK_OUTPUT}"/bench/heap-bench-stock-*.pprof)
 patched_heaps=("${FORK_OUTPUT}"/bench/heap-bench-patched-*.pprof)
 if ((${#stock_heaps[@]} && ${#patched_heaps[@]})) && [[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full ]]; then
-  go tool pprof -proto "${stock_heaps[@]}" >"${FORK_OUTPUT}/bench/heap-stock.pb.gz" 2>/dev/null
-  go tool pprof -proto "${patched_heaps[@]}" >"${FORK_OUTPUT}/bench/heap-patched.pb.gz" 2>/dev/null
-  {
-    printf '
-P2 heap profile, patched minus stock, in use, the %d pairs together (go tool pprof -top -diff_base), the ten largest differences by allocation site:
-
-```
-' "${#stock_heaps[@]}"
-    go tool pprof -sample_index=inuse_space -top -nodecount=10 -diff_base "${FORK_OUTPUT}/bench/heap-stock.pb.gz" "${FORK_OUTPUT}/bench/heap-patched.pb.gz" 2>/dev/null | sed -n '/flat%/,$p'
-    printf '```
-'
-  } >>"${FORK_OUTPUT}/bench/bench-${BENCH_SCALE}${suffix}.md"
+  rm -rf "${heaps}" && mkdir -p "${heaps}"
+  mv "${stock_heaps[@]}" "${patched_heaps[@]}" "${heaps}/"
+  go tool pprof -proto "${heaps}"/heap-bench-stock-*.pprof >"${heaps}/stock.pb.gz" 2>/dev/null
+  go tool pprof -proto "${heaps}"/heap-bench-patched-*.pprof >"${heaps}/patched.pb.gz" 2>/dev/null
+  for index in inuse_space alloc_space; do
+    case ${index} in
+      inuse_space) what='in use' ;;
+      alloc_space) what='allocated since the process started' ;;
+    esac
+    printf '\nP2 heap profile, patched minus stock, %s, the %d pairs together (go tool pprof -sample_index=%s -top -diff_base; profiles in %s), the ten largest differences by allocation site:\n\n```\n' \
+      "${what}" "${#stock_heaps[@]}" "${index}" "${heaps#"${FORK_ROOT}"/}"
+    go tool pprof -sample_index="${index}" -top -nodecount=10 -diff_base "${heaps}/stock.pb.gz" "${heaps}/patched.pb.gz" 2>/dev/null | sed -n '/flat%/,$p'
+    printf '```\n'
+  done >>"${FORK_OUTPUT}/bench/bench-${BENCH_SCALE}${suffix}.md"
 fi
 shopt -u nullglob
 
