@@ -442,7 +442,7 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	}
 	f["p2-rest"] = rss - mem["heap_alloc"] - f["p2-heap-free"] - f["p2-heap-unreturned"] - f["p2-stacks"] - f["p2-runtime"] - f["p2-file"]
 	// The heap profile of that moment, for go tool pprof -diff_base (what the patched one holds
-	// more): _output/bench/heap-<namespace>.pprof.
+	// more): _output/bench/heap-<namespace>.pprof, which hack/bench.sh moves to heap-<scale>/.
 	if profile, err := kcmGet("/debug/pprof/heap"); err == nil && *benchOut != "" {
 		_ = os.WriteFile(filepath.Join(*benchOut, "heap-"+ns+".pprof"), []byte(profile), 0o644)
 	}
