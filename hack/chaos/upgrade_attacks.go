@@ -40,13 +40,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The attacks of a stolen workload-controller token, run by the -upgrade mode against a stock
-// kube-apiserver: one that runs next to the patched one on the same etcd (an HA control plane
-// upgraded one server at a time) and, after the downgrade, the stock control plane. Neither
-// may let the deployment, daemon-set or statefulset controller's service account mint a
-// service account token, change or delete a user's Secret or ConfigMap, or read a Secret.
+// The attacks of a stolen token of the snapshot writer or a workload controller, run by the
+// -upgrade mode against a stock kube-apiserver: one that runs next to the patched one on the
+// same etcd (an HA control plane upgraded one server at a time) and, after the downgrade, the
+// stock control plane. Neither may let the config-snapshot-writer, deployment, daemon-set or
+// statefulset controller's service account mint a service account token, change or delete a
+// user's Secret or ConfigMap, or read a Secret.
 
-var workloadControllers = []string{"deployment-controller", "daemon-set-controller", "statefulset-controller"}
+var workloadControllers = []string{"config-snapshot-writer", "deployment-controller", "daemon-set-controller", "statefulset-controller"}
 
 // attackResult is what one attack did: refused (Forbidden) or not.
 type attackResult struct{ name, err string }
@@ -71,7 +72,7 @@ func tryAttacks(ctx context.Context, admin kubernetes.Interface, host, what stri
 	if len(failed) > 0 {
 		return fmt.Errorf("%s: a stolen controller token got through:\n  %s", what, strings.Join(failed, "\n  "))
 	}
-	fmt.Printf("upgrade:   %s: every attack of the three controller tokens Forbidden (token Secret for clusterrole-aggregation-controller, change/delete a user's Secret and ConfigMap%s)\n",
+	fmt.Printf("upgrade:   %s: every attack of the writer and the three controller tokens Forbidden (token Secret for clusterrole-aggregation-controller, change/delete a user's Secret and ConfigMap%s)\n",
 		what, map[bool]string{false: ", read a Secret", true: ""}[reads])
 	return nil
 }
