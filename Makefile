@@ -64,7 +64,7 @@ verify-series: tree
 	@hack/verify-series.sh
 
 review-figures: tree
-	@go run ./hack/tools/reviewfigures _output/kubernetes/pkg/controller/configsnapshot patches
+	@go run ./hack/tools/reviewfigures _output/kubernetes/staging/src/k8s.io/config-snapshot patches
 
 test: tree
 	@hack/test.sh

@@ -4,7 +4,7 @@
 #
 #   1. hack/tools/monitoring: every metric and label that monitoring/alerts.yaml and
 #      monitoring/dashboard.json name is defined in the tree's
-#      pkg/controller/configsnapshot/metrics/metrics.go; the dashboard's queries are written out
+#      staging/src/k8s.io/config-snapshot/metrics/metrics.go; the dashboard's queries are written out
 #      as recording rules;
 #   2. promtool check rules: the alert rules and the dashboard's queries parse;
 #   3. promtool test rules monitoring/alerts_test.yaml: each alert fires when, and only when, it
@@ -38,7 +38,7 @@ promtool_path() {
 }
 
 main() {
-  local promtool metrics=${KUBE_TREE}/pkg/controller/configsnapshot/metrics/metrics.go
+  local promtool metrics=${KUBE_TREE}/staging/src/k8s.io/config-snapshot/metrics/metrics.go
   [[ -f ${metrics} ]] || die "${metrics#"${FORK_ROOT}"/} not found: make tree first"
   promtool=$(promtool_path)
   QUERIES=$(mktemp --suffix .yaml)

@@ -47,6 +47,7 @@ UNIT_PACKAGES=(
   ./staging/src/k8s.io/client-go/applyconfigurations/...
   # Snapshots in the controllers, and upstream's suites of what they touch.
   ./staging/src/k8s.io/component-helpers/apps/configsnapshot/...
+  ./staging/src/k8s.io/config-snapshot/...
   ./pkg/controller/configsnapshot/...
   ./pkg/controller/deployment/...
   ./pkg/controller/replicaset/...
@@ -60,7 +61,8 @@ UNIT_PACKAGES=(
 )
 # Integration tests: upstream's Deployment, DaemonSet and StatefulSet tests and ours
 # (config_snapshot*_test.go: the API, the restriction, and the controller contract of
-# docs/design.md as the scenarios of test/integration/snapshotscenarios, run for each kind). The
+# docs/design.md as the scenarios of test/integration/snapshotscenarios, run for each kind), and
+# the snapshot library in an extension controller (test/integration/snapshotextension). The
 # packages run side by side (INTEGRATION_PARALLEL, go test -p): each starts its own etcd and
 # kube-apiserver, and most of their time is spent waiting for controllers, so on two cores
 # three at once take about as long as the slowest alone (6-7 minutes warm instead of 16).
@@ -68,6 +70,7 @@ INTEGRATION=(
   ./test/integration/deployment
   ./test/integration/daemonset
   ./test/integration/statefulset
+  ./test/integration/snapshotextension
 )
 
 LOGS=${FORK_OUTPUT}/test-logs
