@@ -38,6 +38,8 @@ help:
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
 	@echo "make test-monitoring   the alert rules and dashboard of monitoring/ against the metrics, and promtool's tests of the rules"
+	@echo "make test-unit         the unit tests of the packages the series touches and upstream's suites around them"
+	@echo "make test-integration  the integration tests (real kube-apiserver and etcd): the contract for each kind, the restriction, an extension controller"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
 	@echo "make clean             remove _output (the tree, binaries, logs)"

@@ -23,11 +23,29 @@ source "${FORK_ROOT}/hack/lib/images.sh"
 
 IMAGES=${FORK_OUTPUT}/images
 BUSYBOX=${BUSYBOX:-/bin/busybox}
+# STAMP records that the images were built from a static busybox: images of a dynamically linked
+# one (Debian's busybox package) cannot run a command without the libc they lack.
+STAMP=${IMAGES}/.static-busybox
+
+# usable_busybox: BUSYBOX is statically linked and has httpd.
+usable_busybox() {
+  [[ -x ${BUSYBOX} ]] && ! LC_ALL=C ldd "${BUSYBOX}" >/dev/null 2>&1 && "${BUSYBOX}" --list | grep -qx httpd
+}
+
+# ensure_busybox installs Debian's busybox-static when BUSYBOX is missing or dynamically linked,
+# as root on Debian; otherwise it stops with what to install.
+ensure_busybox() {
+  usable_busybox && return
+  if [[ ${BUSYBOX} == /bin/busybox && ${EUID} -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's busybox-static: ${BUSYBOX} is missing or dynamically linked"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static >/dev/null
+  fi
+  usable_busybox || die "no static busybox with httpd at ${BUSYBOX}: install Debian's busybox-static (the busybox package is dynamically linked and cannot run in an image)"
+}
 
 build() {
-  if ! [[ -x ${BUSYBOX} ]] || ! "${BUSYBOX}" --list | grep -x httpd >/dev/null; then
-    die "no static busybox with httpd at ${BUSYBOX}: run hack/install-node.sh (Debian package busybox-static)"
-  fi
+  ensure_busybox
+  rm -f "${STAMP}"
   mkdir -p "${IMAGES}"
   local work
   work=$(mktemp -d)
@@ -54,6 +72,7 @@ build() {
   echo '<html><body>It works.</body></html>' >"${work}/web/usr/share/nginx/html/index.html"
   write_image "${work}/web" "${IMAGES}/web.tar" '"Entrypoint":["httpd","-f","-p","80","-h","/usr/share/nginx/html"],"ExposedPorts":{"80/tcp":{}}' \
     "$(image_ref Nginx)" "$(image_ref NginxNew)" "$(image_ref Nautilus)" "$(image_ref Kitten)"
+  touch "${STAMP}"
   log "images in ${IMAGES#"${FORK_ROOT}"/}: $(cd "${IMAGES}" && echo ./*.tar)"
 }
 
@@ -67,7 +86,7 @@ import() {
 
 case ${1:-build} in
   build) build ;;
-  build-if-missing) [[ -f ${IMAGES}/web.tar && -f ${IMAGES}/pause.tar ]] || build ;;
+  build-if-missing) [[ -f ${IMAGES}/web.tar && -f ${IMAGES}/pause.tar && -f ${STAMP} ]] || build ;;
   import) import ;;
   *) die "usage: $0 [build|build-if-missing|import]" ;;
 esac

@@ -56,7 +56,9 @@ for i in "${!commits[@]}"; do
   (cd "${worktree}" && go build "${pkgs[@]}" && go vet "${pkgs[@]}") >"${work}/log" 2>&1 || ok=
   if [[ -n ${ok} && ${#unit[@]} -gt 0 ]]; then (cd "${worktree}" && go test -count=1 "${unit[@]}") >>"${work}/log" 2>&1 || ok=; fi
   if [[ -z ${ok} ]]; then
-    grep -E '^(---|FAIL|ok|#)|\.go:[0-9]+' "${work}/log" | head -30 >&2
+    # What failed; the last lines when none of them has the usual form (a build error such as
+    # "no non-test Go files" names no file and line).
+    { grep -E '^(---|FAIL|ok|#)|\.go:[0-9]+' "${work}/log" || tail -5 "${work}/log"; } | head -30 >&2
     failures+=("$(printf '%04d' "${n}")")
   fi
 done

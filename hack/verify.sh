@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the fork is whole (make verify):
 #   series     patches/ is exactly what the tree's commits export to, and the tree is clean
+#   release    patches/ has not changed since hack/RELEASE was last raised, and CHANGELOG.md has
+#              that release's section: every build of a changed series has its own number
 #   apply      patches/ applies with plain 'git am' to a pristine upstream tree, giving the tree's content
 #   gofmt      every Go file the series touches is gofmt'ed
 #   generated  re-running the generators (hack/update-generated.sh) changes nothing
@@ -179,6 +181,21 @@ check_shell() {
   shellcheck --external-sources --exclude="${disabled}" "${scripts[@]}" >&2
 }
 
+check_release() {
+  local n raised
+  n=$(<"${FORK_ROOT}/hack/RELEASE")
+  raised=$(git -C "${FORK_ROOT}" log -1 --format=%H -- hack/RELEASE)
+  if [[ -n $(git -C "${FORK_ROOT}" diff --name-only "${raised}" -- patches/) ||
+    -n $(git -C "${FORK_ROOT}" ls-files --others --exclude-standard -- patches/) ]]; then
+    echo "patches/ changed since release ${n} was set (commit ${raised:0:12}): raise hack/RELEASE, add its section to CHANGELOG.md and commit both" >&2
+    return 1
+  fi
+  if ! grep -Eq "^## .*v1\.37\.1\+configsnapshot\.${n}([^0-9]|$)" "${FORK_ROOT}/CHANGELOG.md"; then
+    echo "CHANGELOG.md has no section for v1.37.1+configsnapshot.${n}" >&2
+    return 1
+  fi
+}
+
 check_walk() {
   "${FORK_ROOT}/hack/verify-series.sh" >&2
 }
@@ -188,7 +205,7 @@ check_rbac() {
 }
 
 checks=("$@")
-((${#checks[@]})) || checks=(series apply gofmt generated rbac upstream lint typecheck spelling shell walk)
+((${#checks[@]})) || checks=(series release apply gofmt generated rbac upstream lint typecheck spelling shell walk)
 for c in "${checks[@]}"; do
   log "verify: ${c}"
   if ! "check_${c}"; then failures+=("${c}"); fi
