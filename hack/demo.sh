@@ -139,15 +139,15 @@ say "A source that does not exist: the Deployment says so, keeps running, and ro
 run "${KUBECTL[@]}" -n "${NS}" patch deployment web --type=json -p '[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"extra","configMap":{"name":"web-extra","snapshot":true}}}]'
 waiting "the Deployment to report the missing source"
 for _ in $(seq 1 60); do
-  [[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') == SnapshotSourceMissing ]] && break
+  [[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ConfigSnapshotFailure")].reason}') == SnapshotSourceMissing ]] && break
   sleep 1
 done
-run "${KUBECTL[@]}" -n "${NS}" get deployment web -o jsonpath='{range .status.conditions[?(@.type=="ReplicaFailure")]}{.reason}: {.message}{"\n"}{end}'
-[[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') == SnapshotSourceMissing ]] || fail "no SnapshotSourceMissing condition"
+run "${KUBECTL[@]}" -n "${NS}" get deployment web -o jsonpath='{range .status.conditions[?(@.type=="ConfigSnapshotFailure")]}{.reason}: {.message}{"\n"}{end}'
+[[ $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ConfigSnapshotFailure")].reason}') == SnapshotSourceMissing ]] || fail "no SnapshotSourceMissing condition"
 run "${KUBECTL[@]}" -n "${NS}" create configmap web-extra --from-literal=mode=fast
 wait_revision 4
 run "${KUBECTL[@]}" -n "${NS}" rollout status deployment/web --timeout=90s || fail "rollout did not complete"
-[[ -z $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason}') ]] || fail "the condition stayed"
+[[ -z $(k get deploy web -o jsonpath='{.status.conditions[?(@.type=="ConfigSnapshotFailure")].reason}') ]] || fail "the condition stayed"
 echo "Revision 4 runs, and the condition is gone."
 
 say "Delete the Deployment: its snapshots go with its ReplicaSets"
