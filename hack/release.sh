@@ -16,6 +16,8 @@
 #   RELEASE-NOTES.md                        what the release adds to v1.37.1, from the series
 #   monitoring/alerts.yaml, dashboard.json  Prometheus alert rules and a Grafana dashboard of the
 #                                           feature's metrics (tested by make test-monitoring)
+#   monitoring/scrape/                      the scrape job, RBAC and ServiceMonitor for
+#                                           kube-controller-manager on kubeadm
 #   SHA256SUMS                              of every file above
 # The version is v1.37.1+configsnapshot.N, N from hack/RELEASE; the image tag is the one kubeadm
 # derives from it ('+' becomes '_'). RELEASE_REGISTRY (default localhost:5000/configsnapshot, never
@@ -137,6 +139,7 @@ log "release notes"
 release_notes "${version}" "${registry}" "${tag}" >"${out}/RELEASE-NOTES.md"
 mkdir -p "${out}/monitoring"
 cp "${FORK_ROOT}/monitoring/alerts.yaml" "${FORK_ROOT}/monitoring/dashboard.json" "${out}/monitoring/"
+cp -r "${FORK_ROOT}/monitoring/scrape" "${out}/monitoring/"
 
 files=$(cd "${out}" && find . -type f | sed 's|^\./||' | sort)
 # shellcheck disable=SC2086 # one name a line, none with spaces

@@ -8,7 +8,10 @@
 #      as recording rules;
 #   2. promtool check rules: the alert rules and the dashboard's queries parse;
 #   3. promtool test rules monitoring/alerts_test.yaml: each alert fires when, and only when, it
-#      should.
+#      should;
+#   4. promtool check config --syntax-only monitoring/scrape/prometheus.yml: the scrape job for
+#      kubeadm control planes parses (Debian's promtool has no Kubernetes service discovery, and
+#      the token file exists only in a pod).
 #
 # promtool is Debian's (package prometheus): the one on PATH, or else the package is downloaded
 # with apt-get download and only its promtool unpacked into _output/tools (no server installed
@@ -46,6 +49,7 @@ main() {
   (cd "${FORK_ROOT}" && go run ./hack/tools/monitoring "${metrics}" monitoring/alerts.yaml monitoring/dashboard.json "${QUERIES}")
   "${promtool}" check rules "${FORK_ROOT}/monitoring/alerts.yaml" "${QUERIES}"
   (cd "${FORK_ROOT}/monitoring" && "${promtool}" test rules alerts_test.yaml)
+  "${promtool}" check config --syntax-only "${FORK_ROOT}/monitoring/scrape/prometheus.yml"
 }
 
 main "$@"

@@ -53,7 +53,8 @@ func main() {
 }
 
 // defined returns the metric names (histograms with their series' suffixes) and the label names
-// of metrics.go, with the labels that Prometheus adds or a histogram has.
+// of metrics.go, with the labels that Prometheus adds (instance, job; cluster, which the scrape
+// configurations of monitoring/scrape/ add) or a histogram has.
 func defined(src string) (metrics, labels map[string]bool) {
 	metrics = map[string]bool{}
 	for _, m := range definedName.FindAllStringSubmatch(src, -1) {
@@ -61,7 +62,7 @@ func defined(src string) (metrics, labels map[string]bool) {
 			metrics[prefix+m[1]+suffix] = true
 		}
 	}
-	labels = map[string]bool{"le": true, "instance": true, "job": true}
+	labels = map[string]bool{"le": true, "instance": true, "job": true, "cluster": true}
 	for _, l := range labelList.FindAllStringSubmatch(src, -1) {
 		for _, q := range quoted.FindAllStringSubmatch(l[1], -1) {
 			labels[q[1]] = true
