@@ -35,16 +35,29 @@ create_base() {
   mapfile -t mods < <(staging_modules "${tmp}/go.work")
   ((${#mods[@]} > 0)) || die "no staging modules found in ${tmp}/go.work"
   log "downloading ${#mods[@]} staging modules at ${STAGING_VERSION}"
-  local args=()
+  local args=() samples=()
   for m in "${mods[@]}"; do args+=("k8s.io/${m}@${STAGING_VERSION}"); done
-  (cd /tmp && go mod download "${args[@]}")
+  if ! (cd /tmp && go mod download "${args[@]}"); then
+    # The proxy does not always serve the sample modules of a patch release (k8s.io/sample-*
+    # at v0.37.2 were refused on 2026-11-28). Nothing the release builds imports them: take
+    # those of ${SAMPLES_FALLBACK_VERSION} and say so in the base commit.
+    for m in "${mods[@]}"; do
+      if ! (cd /tmp && go mod download "k8s.io/${m}@${STAGING_VERSION}" 2>/dev/null); then
+        [[ ${m} == sample-* ]] || die "could not download k8s.io/${m}@${STAGING_VERSION}"
+        (cd /tmp && go mod download "k8s.io/${m}@${SAMPLES_FALLBACK_VERSION}") || die "could not download k8s.io/${m}@${SAMPLES_FALLBACK_VERSION}"
+        samples+=("${m}")
+      fi
+    done
+  fi
   for m in "${mods[@]}"; do
-    local d
-    d=$(module_dir "k8s.io/${m}@${STAGING_VERSION}")
-    [[ -d ${d} ]] || die "could not download k8s.io/${m}@${STAGING_VERSION}"
+    local d version=${STAGING_VERSION}
+    [[ " ${samples[*]} " == *" ${m} "* ]] && version=${SAMPLES_FALLBACK_VERSION}
+    d=$(module_dir "k8s.io/${m}@${version}")
+    [[ -d ${d} ]] || die "could not download k8s.io/${m}@${version}"
     mkdir -p "${tmp}/staging/src/k8s.io/${m}"
     cp -a "${d}/." "${tmp}/staging/src/k8s.io/${m}/"
   done
+  ((${#samples[@]} == 0)) || log "not served at ${STAGING_VERSION}, taken at ${SAMPLES_FALLBACK_VERSION}: ${samples[*]}"
   chmod -R u+w "${tmp}"
   # Module zips keep neither file modes nor symlinks. Restore what the upstream repository
   # has: executable scripts (anything starting with #!) and the top-level Makefile links.
@@ -67,7 +80,7 @@ create_base() {
   printf '/kube-*\n/kubectl\n/kubelet\n/kubeadm\n' >>"${KUBE_TREE}/.git/info/exclude"
   fork_git add -A -f .
   fork_git commit -q -m "Kubernetes ${KUBE_VERSION}" \
-    -m "Materialized from k8s.io/kubernetes@${KUBE_VERSION} and its staging modules at ${STAGING_VERSION} (Go module proxy)."
+    -m "Materialized from k8s.io/kubernetes@${KUBE_VERSION} and its staging modules at ${STAGING_VERSION} (Go module proxy)${samples[*]:+; ${samples[*]} at ${SAMPLES_FALLBACK_VERSION}, not served at ${STAGING_VERSION}}."
   fork_git tag "${BASE_TAG}"
 }
 

@@ -5,6 +5,9 @@ FORK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The upstream release the series applies to. Staging modules are published as v0.<minor>.<patch>.
 KUBE_VERSION=${KUBE_VERSION:-v1.37.1}
 STAGING_VERSION=${STAGING_VERSION:-v0.${KUBE_VERSION#v1.}}
+# The sample modules (k8s.io/sample-*) are taken at this version when the proxy does not serve
+# them at STAGING_VERSION (hack/materialize.sh): nothing the release builds imports them.
+SAMPLES_FALLBACK_VERSION=${SAMPLES_FALLBACK_VERSION:-v0.37.1}
 FORK_OUTPUT=${FORK_ROOT}/_output
 KUBE_TREE=${KUBE_TREE:-${FORK_OUTPUT}/kubernetes}
 FORK_BIN=${FORK_OUTPUT}/bin
