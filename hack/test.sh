@@ -58,6 +58,8 @@ UNIT_PACKAGES=(
   ./staging/src/k8s.io/kubectl/pkg/polymorphichelpers/...
   ./staging/src/k8s.io/kubectl/pkg/describe/...
   ./staging/src/k8s.io/kubectl/pkg/util/...
+  # The bench's verdicts (hack/chaos, staged into the tree by stage_chaos).
+  ./test/e2e_fork/chaos
 )
 # Integration tests: upstream's Deployment, DaemonSet and StatefulSet tests and ours
 # (config_snapshot*_test.go: the API, the restriction, and the controller contract of
@@ -131,6 +133,7 @@ unit_retryable() {
 join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
 
 run_unit() {
+  stage_chaos
   log "unit tests: ${#UNIT_PACKAGES[@]} package patterns"
   local status ok failed_pkgs=() retry=() blocking=() p retried
   set +e

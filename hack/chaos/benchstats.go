@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -95,9 +96,60 @@ func (t target) String() string {
 	return "-"
 }
 
+// Verdicts of a figure against its target.
+const (
+	verdictMet       = "met"
+	verdictMissed    = "missed"
+	verdictUndecided = "undecided"
+)
+
+// bootstrapMinRuns is the number of pairs from which the interval of a median is a bootstrap;
+// below it, the interval is the pairs' whole range.
+const bootstrapMinRuns = 8
+
+// medianInterval returns an interval of the median of values: with bootstrapMinRuns values or
+// more, the 5th and 95th percentiles of the medians of 2,000 resamples (a percentile
+// bootstrap, 90%; a fixed seed, so that the same runs always give the same interval); with
+// fewer, the values' range, which a 90% interval of a median of so few runs is about as wide
+// as anyway.
+func medianInterval(values []float64) (lo, hi float64) {
+	if len(values) == 0 {
+		return 0, 0
+	}
+	if len(values) < bootstrapMinRuns {
+		s := spreadOf(values)
+		return s.Min, s.Max
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	medians := make([]float64, 2000)
+	resample := make([]float64, len(values))
+	for i := range medians {
+		for j := range resample {
+			resample[j] = values[rng.IntN(len(values))]
+		}
+		medians[i] = spreadOf(resample).Median
+	}
+	slices.Sort(medians)
+	return medians[len(medians)*5/100], medians[len(medians)*95/100-1]
+}
+
+// judge says whether values, the pairs' figures compared with a target of at most limit,
+// meet it: met when the whole interval of their median is at or below the limit, missed when
+// it is all above, undecided when the limit falls inside (more pairs would tell).
+func judge(values []float64, limit float64) (string, [2]float64) {
+	lo, hi := medianInterval(values)
+	switch {
+	case hi <= limit:
+		return verdictMet, [2]float64{lo, hi}
+	case lo > limit:
+		return verdictMissed, [2]float64{lo, hi}
+	}
+	return verdictUndecided, [2]float64{lo, hi}
+}
+
 // compare is one figure of both controller managers over the pairs: stock[i] and patched[i]
-// come from pair i. The ratio's median is that of the pairs' ratios; a target is met by the
-// median.
+// come from pair i. The ratio's median is that of the pairs' ratios; the verdict is judge's,
+// on the pairs' ratios, patched values or differences as the target says.
 func compare(scenario, unit string, stock, patched []float64, t target, note string) benchResult {
 	r := benchResult{Scenario: scenario, Unit: unit, Note: note, Target: t, StockRuns: stock, PatchedRuns: patched}
 	r.StockSpread, r.PatchedSpread = spreadOf(stock), spreadOf(patched)
@@ -114,17 +166,18 @@ func compare(scenario, unit string, stock, patched []float64, t target, note str
 	}
 	switch {
 	case t.MaxRatio > 0 && r.Ratio != nil:
-		met := r.Ratio.Median <= t.MaxRatio
-		r.Met = &met
+		r.Verdict, r.Interval = judge(ratios, t.MaxRatio)
 	case t.MaxValue != nil:
-		met := r.Patched <= *t.MaxValue
-		r.Met = &met
+		r.Verdict, r.Interval = judge(patched, *t.MaxValue)
 	case t.MaxMore != nil:
 		var more []float64
 		for i := range min(len(stock), len(patched)) {
 			more = append(more, patched[i]-stock[i])
 		}
-		met := spreadOf(more).Median <= *t.MaxMore
+		r.Verdict, r.Interval = judge(more, *t.MaxMore)
+	}
+	if r.Verdict != "" {
+		met := r.Verdict == verdictMet
 		r.Met = &met
 	}
 	return r

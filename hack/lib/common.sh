@@ -161,12 +161,18 @@ $(am_help)" ;;
   esac
 }
 
-# build_chaos: build the chaos program (hack/chaos/*.go: make chaos, make storm, make upgrade) in
-# the tree, where it uses the tree's client-go and snapshot names, into _output/bin/chaos.
-build_chaos() {
+# stage_chaos: copy the chaos program (hack/chaos/*.go, its tests included) into the tree's
+# test/e2e_fork/chaos, which git ignores there.
+stage_chaos() {
   mkdir -p "${KUBE_TREE}/test/e2e_fork/chaos"
   cp "${FORK_ROOT}"/hack/chaos/*.go "${KUBE_TREE}/test/e2e_fork/chaos/"
   grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
+}
+
+# build_chaos: build the chaos program (hack/chaos/*.go: make chaos, make storm, make upgrade) in
+# the tree, where it uses the tree's client-go and snapshot names, into _output/bin/chaos.
+build_chaos() {
+  stage_chaos
   log "building the chaos program"
   (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
 }
