@@ -98,6 +98,8 @@ say "The ReplicaSet's pods mount an immutable snapshot of web-config, not web-co
 rs1=$(current_rs); snap1=$(config_of_rs "${rs1}")
 [[ ${snap1} == web-config-* ]] || fail "ReplicaSet ${rs1} mounts ${snap1}"
 run "${KUBECTL[@]}" -n "${NS}" get configmaps -l "${SNAP_LABEL}" -o custom-columns=NAME:.metadata.name,IMMUTABLE:.immutable,SOURCE:.metadata.annotations.configsnapshot\\.apps\\.kubernetes\\.io/source,OWNER:.metadata.ownerReferences[*].name,GREETING:.data.greeting
+say "The snapshot is owned by its holder, which lists the ReplicaSets that use it"
+run "${KUBECTL[@]}" -n "${NS}" get configmaps -l configsnapshot.apps.kubernetes.io/holder=true -o custom-columns=NAME:.metadata.name,HOLDS:.metadata.annotations.configsnapshot\\.apps\\.kubernetes\\.io/holds,OWNERS:.metadata.ownerReferences[*].name
 [[ $(k get cm "${snap1}" -o jsonpath='{.immutable}') == true ]] || fail "${snap1} is not immutable"
 pods_mount "${snap1}"
 echo "ReplicaSet ${rs1} and its pods use ${snap1}."

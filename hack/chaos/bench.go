@@ -145,7 +145,7 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		compare("P1 ConfigMap and Secret requests meanwhile", "requests", col("stock", "p1-cm-secret"), col("patched", "p1-cm-secret"), atMostMore(0),
 			"apiserver_request_total for configmaps and secrets, all clients (the bench makes none); target: none more than stock"),
 		compare("P1 snapshot API calls per new revision, opt-in", "requests", zeros(col("patched", "p1-per-revision")), col("patched", "p1-per-revision"), atMost(snapshotCallsPerRevision()),
-			fmt.Sprintf("template edit of %d Deployments that snapshot one shared ConfigMap (reused): snapshot creates + owner patches (workload_config_snapshot_* metrics) / revisions; target: one owner patch each, and a create for each further %d revisions that share the content (snapshotutil.MaxOwners)", *benchFanOut, snapshotutil.MaxOwners)),
+			fmt.Sprintf("template edit of %d Deployments that snapshot one shared ConfigMap (reused): snapshot and holder creates + owner patches (workload_config_snapshot_* metrics) / revisions; target: one holder patch each, and a holder create and a link for each further %d revisions that share the content (snapshotutil.MaxHolderOwners)", *benchFanOut, snapshotutil.MaxHolderOwners)),
 		compare("P4 CPU: one sync of a Deployment at rest, no snapshot", "µs", p4s, p4p, atMostRatio(1.05),
 			"Go benchmark (hack/bench/sync_bench_test.go) in the stock and the patched tree, feature on: a Deployment that mounts 4 ConfigMaps without snapshot, ReplicaSet and status current; 11 rounds, the first of each alternating"),
 		compare("P4 allocations of that sync", "allocs", p4sa, p4pa, target{},
@@ -249,12 +249,13 @@ func setFlag(component, prefix, value string) {
 }
 
 // snapshotCallsPerRevision is what the template edit of P5's N Deployments must cost in snapshot
-// calls per revision: an owner patch each, and one create for each snapshot beyond the first
-// that the N first and N new revisions fill (snapshotutil.MaxOwners revisions each).
+// calls per revision: a holder patch each (the snapshot is reused), and a holder create and a
+// link for each holder that the N new revisions start (snapshotutil.MaxHolderOwners each).
 func snapshotCallsPerRevision() float64 {
-	n := *benchFanOut
-	copies := (2*n + snapshotutil.MaxOwners - 1) / snapshotutil.MaxOwners
-	return 1 + float64(copies-1)/float64(n)
+	n, m := *benchFanOut, snapshotutil.MaxHolderOwners
+	// The revisions of the first rollout fill n/m holders; those of the edit fill the next ones.
+	holders := (2*n+m-1)/m - n/m
+	return 1 + 2*float64(holders)/float64(n)
 }
 
 // floats parses a comma-separated list of figures (empty: none).
@@ -742,7 +743,7 @@ func kcmSnapshotCalls() (float64, error) {
 		return 0, err
 	}
 	return sumMetric(body, "workload_config_snapshot_owner_patches_total", nil) +
-		sumMetric(body, "workload_config_snapshot_snapshots_total", []string{`operation="created"`, `operation="recreated"`}), nil
+		sumMetric(body, "workload_config_snapshot_snapshots_total", []string{`operation="created"`, `operation="recreated"`, `operation="holder_created"`}), nil
 }
 
 // sumMetric sums the samples of a counter in a Prometheus text exposition whose labels contain

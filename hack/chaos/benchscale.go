@@ -265,7 +265,7 @@ func (cs costs) total() float64 {
 func writeFanOut(col func(mode, key string) []float64, calls string, st *stamp) error {
 	results := append(fanOutResults(col),
 		compare("P5 snapshot API calls per new revision, template edit", "requests", zeros(col("patched", "p1-per-revision")), col("patched", "p1-per-revision"), atMost(snapshotCallsPerRevision()),
-			"snapshot creates + owner patches / revisions; target: an owner patch each, and a create for each further snapshotutil.MaxOwners revisions of the content"),
+			"snapshot and holder creates + owner patches / revisions; target: a holder patch each, and a holder create and a link for each further snapshotutil.MaxHolderOwners revisions of the content"),
 		compare("P5 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{},
 			"VmHWM after the fan-out: the peak of its resident memory since it started"),
 	)

@@ -413,10 +413,11 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 		if !snapshotutil.IsSnapshot(cm.Labels) {
 			continue
 		}
-		if len(cm.OwnerReferences) == 0 {
+		owners := heldOwners(cm, byName)
+		if len(cm.OwnerReferences) == 0 || len(owners) == 0 {
 			return fmt.Errorf("snapshot %s has no owner (leaked)", name)
 		}
-		for _, o := range cm.OwnerReferences {
+		for _, o := range owners {
 			if mounts[o.UID] != name {
 				return fmt.Errorf("snapshot %s is owned by %s %s, which is no revision that mounts it (leaked)", name, o.Kind, o.Name)
 			}
@@ -439,7 +440,7 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 			return fmt.Errorf("snapshot %s of a revision does not exist (lost)", name)
 		}
 		owned := false
-		for _, o := range cm.OwnerReferences {
+		for _, o := range heldOwners(cm, byName) {
 			owned = owned || o.UID == uid
 		}
 		if !owned {
@@ -447,6 +448,24 @@ func check(ctx context.Context, c kubernetes.Interface, ns string, ws []workload
 		}
 	}
 	return nil
+}
+
+// heldOwners returns the owners of the snapshot cm: those on it and those listed in its holders
+// among byName (docs/design.md, "Holders"), without the holders themselves.
+func heldOwners(cm *v1.ConfigMap, byName map[string]*v1.ConfigMap) []metav1.OwnerReference {
+	refs := append([]metav1.OwnerReference(nil), cm.OwnerReferences...)
+	for _, h := range byName {
+		if snapshotutil.IsHolder(h.Labels) && h.Annotations[snapshotutil.HoldsAnnotation] == snapshotutil.KindConfigMap+"/"+cm.Name {
+			refs = append(refs, h.OwnerReferences...)
+		}
+	}
+	var out []metav1.OwnerReference
+	for _, ref := range refs {
+		if !(ref.APIVersion == "v1" && ref.Kind == snapshotutil.KindConfigMap) {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // revisions returns the revisions of a workload with the snapshot each mounts; latest is the

@@ -301,8 +301,17 @@ func total(m map[string]int) int {
 func snapshotOwners(ctx context.Context, c kubernetes.Interface) map[string]string {
 	out := map[string]string{}
 	cms, _ := c.CoreV1().ConfigMaps(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
+	byName := map[string]*v1.ConfigMap{}
+	for i := range cms.Items {
+		byName[cms.Items[i].Name] = &cms.Items[i]
+	}
+	if holders, err := c.CoreV1().ConfigMaps(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.HolderLabel + "=true"}); err == nil {
+		for i := range holders.Items {
+			byName[holders.Items[i].Name] = &holders.Items[i]
+		}
+	}
 	for _, cm := range cms.Items {
-		out["ConfigMap/"+cm.Name] = owners(cm.OwnerReferences)
+		out["ConfigMap/"+cm.Name] = owners(heldOwners(&cm, byName))
 	}
 	secrets, _ := c.CoreV1().Secrets(upgradeNS).List(ctx, metav1.ListOptions{LabelSelector: snapshotutil.SnapshotLabel + "=true"})
 	for _, s := range secrets.Items {
