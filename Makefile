@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches build etcd generated verify test test-monitoring test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
+.PHONY: all tree patches argo-rollouts argo-rollouts-patches test-argo-rollouts test-argo-rollouts-e2e build etcd generated verify test test-monitoring test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
 
 all: help
 
@@ -42,6 +42,10 @@ help:
 	@echo "make test-integration  the integration tests (real kube-apiserver and etcd): the contract for each kind, the restriction, an extension controller"
 	@echo "make test-e2e          the ConfigSnapshot e2e tests against the local cluster"
 	@echo "make test-upstream-e2e upstream's [sig-apps] e2e tests against the local cluster"
+	@echo "make argo-rollouts     Argo Rollouts v1.10.1 with patches/argo-rollouts/ on the release's modules: rollouts-controller, kubectl-argo-rollouts into _output/bin"
+	@echo "make argo-rollouts-patches  export _output/argo-rollouts's commits back to patches/argo-rollouts/"
+	@echo "make test-argo-rollouts  Argo Rollouts' own unit tests of the packages the series changes"
+	@echo "make test-argo-rollouts-e2e  Argo Rollouts canaries a ConfigMap change, aborts and undoes it, on the local cluster (started with its writer)"
 	@echo "make clean             remove _output (the tree, binaries, logs)"
 
 tree:
@@ -52,6 +56,18 @@ patches:
 
 build: tree
 	@hack/build.sh $(WHAT)
+
+argo-rollouts: tree
+	@hack/argo-rollouts.sh build
+
+argo-rollouts-patches:
+	@hack/argo-rollouts.sh patches
+
+test-argo-rollouts: tree
+	@hack/argo-rollouts.sh test
+
+test-argo-rollouts-e2e: tree
+	@hack/argo-rollouts-e2e.sh
 
 etcd: tree
 	@hack/install-etcd.sh

@@ -32,7 +32,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "${tmp}"' EXIT
 export_series "${tmp}"
 mkdir -p "${PATCHES_DIR}"
-if diff -r -q "${tmp}" "${PATCHES_DIR}" >/dev/null 2>&1; then
+if same_series "${tmp}" >/dev/null 2>&1; then
   log "patches/ is already up to date (${patches} patches)"
 else
   rm -f "${PATCHES_DIR}"/*.patch

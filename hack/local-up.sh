@@ -14,7 +14,7 @@
 # containerd, runc and the CNI bridge plugin from Debian's packages (hack/install-node.sh,
 # hack/node-up.sh), so pods run and read their files. NODES=real+N adds N fake nodes beside it.
 # FAKE_NODE_PODS (110, the kubelet's default) is how many pods a fake node takes: make bench
-# raises it for its hundreds of workloads.
+# raises it for its hundreds of workloads. ADMISSION_CONFIG: see below.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -55,6 +55,14 @@ if [[ -n ${REAL_NODE} ]]; then
     --extra-args "kube-apiserver=kubelet-client-key=${pki}/admin.key"
     --extra-args "kube-apiserver=kubelet-preferred-address-types=InternalIP"
     --extra-args "kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node")
+fi
+# ADMISSION_CONFIG: an AdmissionConfiguration file for kube-apiserver, such as one that adds the
+# snapshot writer of an extension controller to ConfigSnapshotRestriction (make
+# test-argo-rollouts-e2e writes one for Argo Rollouts). Appended last: with fake nodes only, it
+# is kube-apiserver's first extra arg, at its index among the components named (see above).
+if [[ -n ${ADMISSION_CONFIG:-} ]]; then
+  [[ -f ${ADMISSION_CONFIG} ]] || die "ADMISSION_CONFIG=${ADMISSION_CONFIG}: no such file"
+  extra_args+=(--extra-args "kube-apiserver=admission-control-config-file=$(realpath "${ADMISSION_CONFIG}")")
 fi
 KWOKCTL=${FORK_BIN}/kwokctl
 

@@ -111,7 +111,7 @@ series_matches() {
   rm -rf "${out}"
   export_series "${out}"
   mkdir -p "${PATCHES_DIR}"
-  diff -r -q "${out}" "${PATCHES_DIR}" >/dev/null 2>&1
+  same_series "${out}" >/dev/null 2>&1
 }
 
 main() {

@@ -53,7 +53,7 @@ check_series() {
   local out=${TMP_DIR}/series
   export_series "${out}" || return 1
   mkdir -p "${PATCHES_DIR}"
-  if ! diff -r -q "${out}" "${PATCHES_DIR}" >&2; then
+  if ! same_series "${out}" >&2; then
     echo "patches/ and the tree differ: run 'make patches' (export) or 'make tree' (re-apply)" >&2
     return 1
   fi

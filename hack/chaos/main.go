@@ -461,7 +461,7 @@ func heldOwners(cm *v1.ConfigMap, byName map[string]*v1.ConfigMap) []metav1.Owne
 	}
 	var out []metav1.OwnerReference
 	for _, ref := range refs {
-		if !(ref.APIVersion == "v1" && ref.Kind == snapshotutil.KindConfigMap) {
+		if !snapshotutil.IsHolderLink(ref) {
 			out = append(out, ref)
 		}
 	}

@@ -70,6 +70,12 @@ export_series() {
     -o "${out}" "${BASE_TAG}..HEAD" >/dev/null
 }
 
+# same_series DIR: 0 when DIR holds exactly the patches of PATCHES_DIR, whose subdirectories
+# hold the series of other trees (patches/argo-rollouts/: hack/argo-rollouts.sh) and do not count.
+same_series() {
+  diff -r -q -x argo-rollouts "$1" "${PATCHES_DIR}"
+}
+
 # staging_modules: the staging module names listed in the upstream go.work.
 staging_modules() {
   sed -n 's#^[[:space:]]*\./staging/src/k8s.io/\([^[:space:]]*\)$#\1#p' "$1"
