@@ -56,11 +56,13 @@ apply_series() {
 }
 
 series_matches() {
-  local out
+  local out rc=0
   out=$(mktemp -d)
   export_series "${out}"
   mkdir -p "${PATCHES_DIR}"
-  diff -r -q "${out}" "${PATCHES_DIR}" >/dev/null 2>&1 && rm -rf "${out}"
+  same_series "${out}" >/dev/null 2>&1 || rc=$?
+  rm -rf "${out}"
+  return "${rc}"
 }
 
 tree() {
