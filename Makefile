@@ -3,7 +3,12 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all tree patches argo-rollouts argo-rollouts-patches test-argo-rollouts test-argo-rollouts-e2e build etcd generated verify test test-monitoring test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kind test-conformance verify-series review-figures clean help
+# V=v1.37.z: another upstream patch release as the base (make tree V=v1.37.2; docs/development.md).
+ifdef V
+export KUBE_VERSION := $(V)
+endif
+
+.PHONY: all tree patches argo-rollouts argo-rollouts-patches test-argo-rollouts test-argo-rollouts-e2e build etcd generated verify test test-monitoring test-unit test-integration test-e2e test-upstream-e2e up down demo metrics bench chaos chaos-ha storm upgrade kind-image kind-up kind-down release test-release test-kubeadm test-kind test-conformance verify-series review-figures clean help
 
 all: help
 
@@ -16,7 +21,7 @@ help:
 	@echo "make down              stop the local cluster"
 	@echo ""
 	@echo "Everything else:"
-	@echo "make tree              materialize Kubernetes v1.37.1 in _output/kubernetes and apply patches/"
+	@echo "make tree              materialize Kubernetes v1.37.1 in _output/kubernetes and apply patches/ (V=v1.37.z: another patch release)"
 	@echo "make patches           export the tree's commits back to patches/"
 	@echo "make build             build the patched kube-apiserver, kube-controller-manager, kube-scheduler, kubectl into _output/bin"
 	@echo "make etcd              build etcd (pinned in go.mod) into _output/bin"
@@ -34,6 +39,7 @@ help:
 	@echo "make kind-up           a kind cluster from that image, gate on in every component"
 	@echo "make release           _output/release: server tarball, control-plane image archives for RELEASE_REGISTRY, kind node image, SBOMs, release notes, SHA256SUMS"
 	@echo "make test-release      the release on a kind cluster whose kubeadm pulls the control-plane images from a registry here; ConfigSnapshot e2e"
+	@echo "make test-kubeadm      kubeadm for real on this host: init stock v1.37.1 from a registry here, upgrade to the release, the story, downgrade (root)"
 	@echo "make kind-down         remove the kind cluster and the Docker engine kind-up started"
 	@echo "make test-kind         kind-image, kind-up, the ConfigSnapshot e2e tests against it, kind-down"
 	@echo "make test-conformance  upstream's [Conformance] suite against a kind cluster of this release (1 control plane, 2 workers), images built here; JUnit in _output/conformance; CONFORMANCE_STOCK=1 against stock v1.37.1"
@@ -153,3 +159,6 @@ release: tree
 
 test-release: tree
 	@hack/test-release.sh
+
+test-kubeadm: tree
+	@hack/test-kubeadm.sh

@@ -102,27 +102,12 @@ if [[ ${mode} == upstream ]]; then
 else
   log "the images kind would pull, built here"
   "${FORK_ROOT}/hack/install-etcd.sh"
-  BUSYBOX=${BUSYBOX:-/bin/busybox}
-  [[ -x ${BUSYBOX} ]] || apt_install busybox
   "${FORK_ROOT}/hack/node-images.sh" build-if-missing
-  kubeadm_const() { sed -n "s/^\s*$1 = \"\(.*\)\"/\1/p" "${KUBE_TREE}/cmd/kubeadm/app/constants/constants.go"; }
   etcd_tag=$(kubeadm_const DefaultEtcdVersion) coredns_tag=$(kubeadm_const CoreDNSVersion)
   pause_ref=$(sed -n 's/^\s*sandbox_image = "\(.*\)"/\1/p' "${kind_dir}/images/base/files/etc/containerd/config.toml")
-
-  binary_rootfs "${work}/etcd" "${FORK_BIN}/etcd"
-  write_image "${work}/etcd" "${work}/etcd.tar" '"Entrypoint":["/usr/local/bin/etcd"]' "registry.k8s.io/etcd:${etcd_tag}"
-
-  if [[ ! -x ${KIND_WORK}/coredns-${coredns_tag} ]]; then
-    log "building coredns ${coredns_tag} (Go module proxy)"
-    (cd "${work}" && go mod download -json "github.com/coredns/coredns@${coredns_tag}" >/dev/null)
-    (cd "$(go env GOMODCACHE)/github.com/coredns/coredns@${coredns_tag}" && CGO_ENABLED=0 go build -o "${KIND_WORK}/coredns-${coredns_tag}" .)
-  fi
-  binary_rootfs "${work}/coredns" "${KIND_WORK}/coredns-${coredns_tag}"
-  mv "${work}/coredns/usr/local/bin/coredns-${coredns_tag}" "${work}/coredns/coredns"
-  write_image "${work}/coredns" "${work}/coredns.tar" '"Entrypoint":["/coredns"]' "registry.k8s.io/coredns/coredns:${coredns_tag}"
-
-  binary_rootfs "${work}/pause" "${FORK_OUTPUT}/images/agnhost"
-  write_image "${work}/pause" "${work}/pause.tar" '"Entrypoint":["/usr/local/bin/agnhost","pause"]' "${pause_ref}"
+  etcd_image "${work}/etcd.tar" "registry.k8s.io/etcd:${etcd_tag}"
+  coredns_image "${work}/coredns.tar" "registry.k8s.io/coredns/coredns:${coredns_tag}"
+  pause_image "${work}/pause.tar" "${pause_ref}"
 
   log "building the kindnetd stand-in (hack/kind/kindnet)"
   mkdir -p "${KUBE_TREE}/test/e2e_fork/kindnet"

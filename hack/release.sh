@@ -100,21 +100,8 @@ cp "${KUBE_TREE}/LICENSE" "${work}/kubernetes/LICENSE"
 
 log "image archives"
 for c in "${images[@]}"; do
-  if [[ ${c} == kube-proxy ]]; then
-    # Debian's iptables, nftables and conntrack with kube-proxy, as upstream's
-    # distroless-iptables has them.
-    apt_install mmdebstrap
-    mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/proxy-rootfs.tar"
-    mkdir -p "${work}/${c}"
-    tar -C "${work}/${c}" -xf "${work}/proxy-rootfs.tar"
-    rm "${work}/proxy-rootfs.tar"
-    cp "${FORK_BIN}/${c}" "${work}/${c}/usr/local/bin/"
-  else
-    binary_rootfs "${work}/${c}" "${FORK_BIN}/${c}"
-  fi
-  write_image "${work}/${c}" "${out}/images/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "${registry}/${c}:${tag}"
+  component_image "${FORK_BIN}/${c}" "${out}/images/${c}.tar" "${registry}/${c}:${tag}"
   sbom "docker-archive:${out}/images/${c}.tar" "${out}/sbom/${c}.spdx.json"
-  rm -rf "${work:?}/${c}"
   cp "${out}/images/${c}.tar" "${bits}/${c}.tar"
   echo "${tag}" >"${bits}/${c}.docker_tag"
 done

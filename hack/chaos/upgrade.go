@@ -134,7 +134,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 	snapshotsBefore := snapshotOwners(ctx, c)
 
-	step("3b. a stolen controller token against every kube-apiserver of an HA control plane mid-upgrade")
+	step("3b. an HA control plane mid-upgrade: a stolen controller token against every kube-apiserver, and a write through the stock one")
 	host, err := apiServerHost()
 	if err != nil {
 		return err
@@ -143,7 +143,10 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		return err
 	}
 	if err := withStockAPIServer(func(stock string) error {
-		return tryAttacks(ctx, c, stock, "a stock kube-apiserver next to the patched one", false)
+		if err := tryAttacks(ctx, c, stock, "a stock kube-apiserver next to the patched one", false); err != nil {
+			return err
+		}
+		return haHazard(ctx, c, host, stock)
 	}); err != nil {
 		return err
 	}

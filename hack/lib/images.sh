@@ -96,3 +96,72 @@ binary_rootfs() {
     done
   done
 }
+
+# kubeadm_const NAME: a version constant of the tree's kubeadm (DefaultEtcdVersion,
+# CoreDNSVersion, PauseVersion).
+kubeadm_const() { sed -n "s/^\s*$1 = \"\(.*\)\"/\1/p" "${KUBE_TREE}/cmd/kubeadm/app/constants/constants.go"; }
+
+# component_image BINARY OUT REF...: the image of a control-plane component as the release ships
+# it: the binary with the libraries it links; kube-proxy's also holds a minimal Debian bookworm
+# with iptables, nftables, conntrack, ipset and kmod, as upstream's distroless-iptables does.
+component_image() {
+  local bin=$1 out=$2 name work
+  shift 2
+  name=$(basename "${bin}")
+  work=$(mktemp -d)
+  if [[ ${name} == kube-proxy ]]; then
+    apt_install mmdebstrap
+    mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/rootfs.tar"
+    mkdir -p "${work}/rootfs"
+    tar -C "${work}/rootfs" -xf "${work}/rootfs.tar"
+    rm "${work}/rootfs.tar"
+    cp "${bin}" "${work}/rootfs/usr/local/bin/"
+  else
+    binary_rootfs "${work}/rootfs" "${bin}"
+  fi
+  write_image "${work}/rootfs" "${out}" "\"Entrypoint\":[\"/usr/local/bin/${name}\"]" "$@"
+  rm -rf "${work}"
+}
+
+# etcd_image OUT REF, coredns_image OUT REF, pause_image OUT REF: the images kubeadm runs besides
+# the control plane, built here: etcd (go.mod's, make etcd), CoreDNS (REF's version, built once
+# from the Go module proxy) and pause (upstream's build/pause/linux/pause.c, built static once:
+# kubeadm's upgrade health check runs it with -v and waits for it to exit).
+etcd_image() {
+  local work
+  work=$(mktemp -d)
+  binary_rootfs "${work}" "${FORK_BIN}/etcd"
+  write_image "${work}" "$1" '"Entrypoint":["/usr/local/bin/etcd"]' "$2"
+  rm -rf "${work}"
+}
+coredns_image() {
+  local version=${2##*:} work bin
+  bin=${FORK_OUTPUT}/tools/coredns-${version}
+  if [[ ! -x ${bin} ]]; then
+    log "building coredns ${version} (Go module proxy)"
+    work=$(mktemp -d)
+    (cd "${work}" && go mod download -json "github.com/coredns/coredns@${version}" >/dev/null)
+    rm -rf "${work}"
+    mkdir -p "$(dirname "${bin}")"
+    (cd "$(go env GOMODCACHE)/github.com/coredns/coredns@${version}" && CGO_ENABLED=0 go build -o "${bin}" .)
+  fi
+  work=$(mktemp -d)
+  binary_rootfs "${work}" "${bin}"
+  mv "${work}/usr/local/bin/coredns-${version}" "${work}/coredns"
+  write_image "${work}" "$1" '"Entrypoint":["/coredns"]' "$2"
+  rm -rf "${work}"
+}
+pause_image() {
+  local version=${2##*:} work bin
+  bin=${FORK_OUTPUT}/tools/pause-${version}
+  if [[ ! -x ${bin} ]]; then
+    apt_install gcc
+    mkdir -p "$(dirname "${bin}")"
+    gcc -Os -Wall -Werror -static "-DVERSION=v${version}" -o "${bin}" "${KUBE_TREE}/build/pause/linux/pause.c" ||
+      die "could not build pause (gcc with a static libc: Debian's gcc and libc6-dev)"
+  fi
+  work=$(mktemp -d)
+  cp "${bin}" "${work}/pause"
+  write_image "${work}" "$1" '"Entrypoint":["/pause"]' "$2"
+  rm -rf "${work}"
+}

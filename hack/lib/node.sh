@@ -74,6 +74,8 @@ record_host_state() {
     kubepods_cgroups | sed 's/^/cgroup /'
     ip netns list 2>/dev/null | awk '{print "netns", $1}'
     if [[ -d /var/log/containers ]]; then echo "dir /var/log/containers"; fi
+    # The kubelet makes its device-plugins directory there whatever its --root-dir.
+    if [[ -d /var/lib/kubelet ]]; then echo "dir /var/lib/kubelet"; fi
   } >"${HOST_STATE}"
 }
 
@@ -117,6 +119,10 @@ restore_host_state() {
   if [[ -d /var/log/containers ]]; then
     find /var/log/containers -maxdepth 1 -type l -lname "${NODE_DIR}/*" -delete
     grep -qxF "dir /var/log/containers" "${HOST_STATE}" || rmdir /var/log/containers 2>/dev/null || true
+  fi
+  if [[ -d /var/lib/kubelet ]] && ! grep -qxF "dir /var/lib/kubelet" "${HOST_STATE}"; then
+    rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+    rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet 2>/dev/null || log "could not remove /var/lib/kubelet (not empty)"
   fi
 }
 
