@@ -37,53 +37,8 @@ ln -sfn "${NODE_DIR}/logs" "${LOCAL_DIR}/node-logs"
 record_host_state
 
 log "node network: node IP ${NODE_IP}, pods ${POD_SUBNET} on bridge ${POD_BRIDGE}"
-! ip link show "${POD_BRIDGE}" >/dev/null 2>&1 || die "the interface ${POD_BRIDGE} exists already (POD_BRIDGE chooses another)"
-ip link add "${POD_BRIDGE}" type bridge
-ip addr add "${NODE_IP}/${POD_SUBNET#*/}" dev "${POD_BRIDGE}"
-ip link set "${POD_BRIDGE}" up
-cat >"${NODE_DIR}/cni/10-configsnapshot.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "configsnapshot",
-  "plugins": [{
-    "type": "bridge",
-    "bridge": "${POD_BRIDGE}",
-    "isGateway": true,
-    "ipMasq": false,
-    "hairpinMode": true,
-    "ipam": {
-      "type": "host-local",
-      "ranges": [[{"subnet": "${POD_SUBNET}", "gateway": "${NODE_IP}"}]],
-      "dataDir": "${NODE_DIR}/cni-ipam"
-    }
-  }]
-}
-EOF
-
-log "starting containerd $(containerd --version | awk '{print $3}')"
-cat >"${NODE_DIR}/containerd.toml" <<EOF
-version = 2
-root = "${NODE_DIR}/containerd/root"
-state = "${NODE_DIR}/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
-[grpc]
-  address = "${CONTAINERD_ADDRESS}"
-[ttrpc]
-  address = "${CONTAINERD_ADDRESS}.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "${NODE_DIR}/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$(image_ref pause)"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "${CNI_BIN_DIR}"
-    conf_dir = "${NODE_DIR}/cni"
-EOF
-containerd --config "${NODE_DIR}/containerd.toml" >"${NODE_DIR}/logs/containerd.log" 2>&1 &
-echo $! >"${NODE_DIR}/containerd.pid"
-wait_for 30 "containerd to answer" ctr --address "${CONTAINERD_ADDRESS}" version
+pod_network
+start_containerd "$(image_ref pause)"
 
 log "importing the node's images"
 CONTAINERD_ADDRESS=${CONTAINERD_ADDRESS} "${FORK_ROOT}/hack/node-images.sh" import

@@ -66,7 +66,7 @@ down() {
     [[ -x ${FORK_BIN}/crireset ]] || build_crireset
     "${FORK_BIN}/crireset" --endpoint "unix://${CONTAINERD_ADDRESS}" || log "some sandboxes were not removed"
   fi
-  stop_pidfile containerd "${DIR}/containerd.pid"
+  stop_pidfile containerd "${NODE_DIR}/containerd.pid"
   stop_pidfile "the registry" "${DIR}/registry/pid"
   # kube-proxy's rules (iptables and nftables), as kube-proxy --cleanup removes them.
   [[ ! -x ${FORK_BIN}/stock/kube-proxy ]] || "${FORK_BIN}/stock/kube-proxy" --cleanup >/dev/null 2>&1 || true
@@ -101,9 +101,8 @@ apt_install skopeo conntrack socat ethtool
 "${FORK_ROOT}/hack/node-images.sh" build-if-missing
 
 trap '[[ -n ${KUBEADM_KEEP:-} ]] || down' EXIT
-mkdir -p "${DIR}"/{logs,images,bin} "${NODE_DIR}"/{containerd,cni,cni-ipam,pod-logs}
+mkdir -p "${DIR}"/{logs,images,bin} "${NODE_DIR}/pod-logs"
 record_host_state
-touch /etc/.configsnapshot-probe && rm /etc/.configsnapshot-probe
 
 step "1. the registry at ${REGISTRY_ADDRESS} with every image kubeadm lists"
 registry_up "${DIR}/registry" "${REGISTRY_ADDRESS}"
@@ -128,47 +127,18 @@ done >"${DIR}/pushed.txt"
 log "pushed $(wc -l <"${DIR}/pushed.txt") images: $(tr '\n' ' ' <"${DIR}/pushed.txt")"
 
 step "2. the node: containerd, a CNI bridge, the kubelet as kubeadm's drop-in runs it"
-ip link show "${POD_BRIDGE}" >/dev/null 2>&1 && die "the interface ${POD_BRIDGE} exists (make down?)"
-ip link add "${POD_BRIDGE}" type bridge
-ip addr add "${NODE_IP}/${POD_SUBNET#*/}" dev "${POD_BRIDGE}"
-ip link set "${POD_BRIDGE}" up
-cat >"${NODE_DIR}/cni/10-configsnapshot-kubeadm.conflist" <<EOF
-{"cniVersion": "1.0.0", "name": "configsnapshot-kubeadm", "plugins": [{"type": "bridge", "bridge": "${POD_BRIDGE}",
-  "isGateway": true, "ipMasq": false, "hairpinMode": true, "ipam": {"type": "host-local",
-  "ranges": [[{"subnet": "${POD_SUBNET}", "gateway": "${NODE_IP}"}]], "dataDir": "${NODE_DIR}/cni-ipam"}}]}
-EOF
+pod_network
 mkdir -p "${NODE_DIR}/certs.d/localhost:5000"
 printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "${REGISTRY_ADDRESS}" "${REGISTRY_ADDRESS}" \
   >"${NODE_DIR}/certs.d/localhost:5000/hosts.toml"
-# kube-proxy is privileged: on a host whose bounding set lacks a capability, runc-capfix drops it.
-cat >"${NODE_DIR}/containerd.toml" <<EOF
-version = 2
-root = "${NODE_DIR}/containerd/root"
-state = "${NODE_DIR}/containerd/state"
-[grpc]
-  address = "${CONTAINERD_ADDRESS}"
-[ttrpc]
-  address = "${CONTAINERD_ADDRESS}.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "${NODE_DIR}/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "${REGISTRY}/pause:$(kubeadm_const PauseVersion)"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        BinaryName = "${FORK_ROOT}/hack/kind/runc-capfix"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "${CNI_BIN_DIR}"
-    conf_dir = "${NODE_DIR}/cni"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "${NODE_DIR}/certs.d"
-EOF
-containerd --config "${NODE_DIR}/containerd.toml" >"${DIR}/logs/containerd.log" 2>&1 &
-echo $! >"${DIR}/containerd.pid"
-wait_for 30 "containerd to answer" ctr --address "${CONTAINERD_ADDRESS}" version
+# The registry through its hosts.toml; kube-proxy is privileged: on a host whose bounding set
+# lacks a capability, runc-capfix drops it.
+start_containerd "${REGISTRY}/pause:$(kubeadm_const PauseVersion)" "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]
+    runtime_type = \"io.containerd.runc.v2\"
+    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]
+      BinaryName = \"${FORK_ROOT}/hack/kind/runc-capfix\"
+  [plugins.\"io.containerd.grpc.v1.cri\".registry]
+    config_path = \"${NODE_DIR}/certs.d\""
 # The workloads' image (busybox), loaded as an air-gapped node preloads what it runs.
 ctr --address "${CONTAINERD_ADDRESS}" -n k8s.io images import --platform "linux/${ARCH}" "${FORK_OUTPUT}/images/busybox.tar" >/dev/null
 # kubeadm runs the kubelet on PATH (kubelet --version) as the kubelet package installs it.

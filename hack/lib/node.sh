@@ -134,3 +134,65 @@ build_crireset() {
   grep -qx '/test/e2e_fork/' "${KUBE_TREE}/.git/info/exclude" 2>/dev/null || echo '/test/e2e_fork/' >>"${KUBE_TREE}/.git/info/exclude"
   (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/crireset" ./test/e2e_fork/crireset)
 }
+
+# pod_network: the bridge of the node's pods (POD_BRIDGE, NODE_IP on POD_SUBNET) and its CNI
+# configuration in NODE_DIR/cni, addresses kept in NODE_DIR/cni-ipam.
+pod_network() {
+  ! ip link show "${POD_BRIDGE}" >/dev/null 2>&1 || die "the interface ${POD_BRIDGE} exists already (POD_BRIDGE chooses another)"
+  ip link add "${POD_BRIDGE}" type bridge
+  ip addr add "${NODE_IP}/${POD_SUBNET#*/}" dev "${POD_BRIDGE}"
+  ip link set "${POD_BRIDGE}" up
+  mkdir -p "${NODE_DIR}/cni" "${NODE_DIR}/cni-ipam"
+  cat >"${NODE_DIR}/cni/10-configsnapshot.conflist" <<EOT
+{
+  "cniVersion": "1.0.0",
+  "name": "configsnapshot",
+  "plugins": [{
+    "type": "bridge",
+    "bridge": "${POD_BRIDGE}",
+    "isGateway": true,
+    "ipMasq": false,
+    "hairpinMode": true,
+    "ipam": {
+      "type": "host-local",
+      "ranges": [[{"subnet": "${POD_SUBNET}", "gateway": "${NODE_IP}"}]],
+      "dataDir": "${NODE_DIR}/cni-ipam"
+    }
+  }]
+}
+EOT
+}
+
+# start_containerd SANDBOX_IMAGE [CRI_TOML]: Debian's containerd with its root, state, socket
+# (CONTAINERD_ADDRESS), configuration and log under NODE_DIR, the CRI's CNI from pod_network,
+# its pid in NODE_DIR/containerd.pid; CRI_TOML adds lines to the CRI plugin's section. This
+# machine lacks CAP_SYS_RESOURCE, so containerd must not give the sandboxes a negative
+# oom_score_adj (restrict_oom_score_adj).
+start_containerd() {
+  mkdir -p "${NODE_DIR}/containerd" "${NODE_DIR}/logs"
+  cat >"${NODE_DIR}/containerd.toml" <<EOT
+version = 2
+root = "${NODE_DIR}/containerd/root"
+state = "${NODE_DIR}/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
+[grpc]
+  address = "${CONTAINERD_ADDRESS}"
+[ttrpc]
+  address = "${CONTAINERD_ADDRESS}.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${NODE_DIR}/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$1"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "${CNI_BIN_DIR}"
+    conf_dir = "${NODE_DIR}/cni"
+${2:-}
+EOT
+  log "starting containerd $(containerd --version | awk '{print $3}')"
+  containerd --config "${NODE_DIR}/containerd.toml" >"${NODE_DIR}/logs/containerd.log" 2>&1 &
+  echo $! >"${NODE_DIR}/containerd.pid"
+  wait_for 30 "containerd to answer" ctr --address "${CONTAINERD_ADDRESS}" version
+}
