@@ -79,22 +79,17 @@ base_rootfs_tar() {
 mkdir -p "${KIND_WORK}"
 log "control-plane images (tag ${tag})"
 for c in kube-apiserver kube-controller-manager kube-scheduler; do
-  binary_rootfs "${work}/${c}" "${bin}/${c}"
-  write_image "${work}/${c}" "${bits}/${c}.tar" "\"Entrypoint\":[\"/usr/local/bin/${c}\"]" "registry.k8s.io/${c}:${tag}"
+  component_image "${bin}/${c}" "${bits}/${c}.tar" "registry.k8s.io/${c}:${tag}"
 done
 if [[ ${mode} == local ]]; then
+  # kube-proxy on the node's own Debian system, which has iptables and conntrack.
   mkdir -p "${work}/kube-proxy"
   tar -C "${work}/kube-proxy" -xf "$(base_rootfs_tar)"
   cp "${bin}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+  write_image "${work}/kube-proxy" "${work}/kube-proxy.tar" '"Entrypoint":["/usr/local/bin/kube-proxy"]' "registry.k8s.io/kube-proxy:${tag}"
 else
-  # Debian's iptables and conntrack with kube-proxy, as upstream's distroless-iptables has them.
-  apt_install mmdebstrap
-  mmdebstrap --quiet --variant=minbase --include=iptables,nftables,conntrack,ipset,kmod bookworm "${work}/proxy-rootfs.tar"
-  mkdir -p "${work}/kube-proxy"
-  tar -C "${work}/kube-proxy" -xf "${work}/proxy-rootfs.tar"
-  cp "${bin}/kube-proxy" "${work}/kube-proxy/usr/local/bin/"
+  component_image "${bin}/kube-proxy" "${work}/kube-proxy.tar" "registry.k8s.io/kube-proxy:${tag}"
 fi
-write_image "${work}/kube-proxy" "${work}/kube-proxy.tar" '"Entrypoint":["/usr/local/bin/kube-proxy"]' "registry.k8s.io/kube-proxy:${tag}"
 
 base_image=
 if [[ ${mode} == upstream ]]; then
