@@ -136,10 +136,12 @@ mounted() {
   k -n "${NS}" get rs "$1" -o jsonpath='{.spec.template.spec.volumes[0].configMap.name} {.spec.template.spec.volumes[1].secret.secretName}'
 }
 greeting() { k -n "${NS}" get cm "$1" -o jsonpath='{.data.greeting}'; }
-# rs_of REVISION: the name of the Rollout's ReplicaSet of that revision (fails when none).
+# rs_of REVISION: the name of the Rollout web's ReplicaSet of that revision (fails when none). The
+# ReplicaSet of step 0's Rollout, revision 1 too, may outlive it until the garbage collector,
+# slow on a fresh cluster, gets to it.
 rs_of() {
   local name
-  name=$(k -n "${NS}" get rs -o json | jq -r --arg r "$1" '.items[] | select(.metadata.annotations["rollout.argoproj.io/revision"] == $r) | .metadata.name')
+  name=$(k -n "${NS}" get rs -l app=web -o json | jq -r --arg r "$1" '.items[] | select(.metadata.annotations["rollout.argoproj.io/revision"] == $r) | .metadata.name')
   [[ -n ${name} ]] && echo "${name}"
 }
 ready_replicas() { [[ $(k -n "${NS}" get rs "$1" -o jsonpath='{.status.readyReplicas}') == "$2" ]]; }
