@@ -97,7 +97,6 @@ if [[ ${mode} == upstream ]]; then
 else
   log "the images kind would pull, built here"
   "${FORK_ROOT}/hack/install-etcd.sh"
-  BUSYBOX=${BUSYBOX:-/bin/busybox}
   "${FORK_ROOT}/hack/node-images.sh" build-if-missing
   etcd_tag=$(kubeadm_const DefaultEtcdVersion) coredns_tag=$(kubeadm_const CoreDNSVersion)
   pause_ref=$(sed -n 's/^\s*sandbox_image = "\(.*\)"/\1/p' "${kind_dir}/images/base/files/etc/containerd/config.toml")
