@@ -22,6 +22,11 @@
 #   BENCH_SCALE=mix     only the fan-out over the three kinds (P7): BENCH_FANOUT (300) workloads, a third
 #                       of each kind, sharing one watched ConfigMap; stock and patched template edits,
 #                       one watched edit; exactly one new revision each; 3 pairs; _output/bench/mix.md
+#   BENCH_SCALE=sweep   only the size and scale sweep: one change of a ConfigMap and of a Secret of
+#                       BENCH_SWEEP_SIZES KiB (1,64,1000) shared by BENCH_SWEEP_SHARERS Deployments
+#                       (100,500,2000), stock (a copy and every Deployment edited) then patched (the
+#                       source edited), client rate limits lifted; the slopes of what it costs
+#                       (etcd, watch bytes, time, memory); _output/bench/sweep.md
 #   BENCH_QPS=unlimited lifts every client-side rate limit in both runs; the results are written
 #                       as <name>-unlimited.{json,md}
 # The fan-outs (P5, P6, P7) add their cost per revision: requests by verb, resource and response
@@ -40,7 +45,8 @@ case ${BENCH_SCALE:=small} in
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
-  *) die "BENCH_SCALE is small, full, fanout, paced or mix, not ${BENCH_SCALE}" ;;
+  sweep) scale=(-bench-objects 0 -bench-scenarios sweep -bench-unlimited -bench-sweep-sizes "${BENCH_SWEEP_SIZES:-1,64,1000}" -bench-sweep-sharers "${BENCH_SWEEP_SHARERS:-100,500,2000}") ;;
+  *) die "BENCH_SCALE is small, full, fanout, paced, mix or sweep, not ${BENCH_SCALE}" ;;
 esac
 # BENCH_QPS=unlimited lifts every client-side rate limit in both runs (the controller managers'
 # --kube-api-qps and --kube-api-burst, the bench's own client): time then measures work, not QPS.

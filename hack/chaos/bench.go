@@ -110,6 +110,8 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		return runPacedBench(ctx, c)
 	case "p7":
 		return runMixBench(ctx, c)
+	case "sweep":
+		return runSweepBench(ctx, c)
 	}
 	st := newStamp()
 	runs, err := benchPairsRun(ctx, c, setup, st)

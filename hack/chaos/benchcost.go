@@ -46,6 +46,9 @@ const unlimitedQPS = "100000"
 //	"cpu kube-apiserver"          process_cpu_seconds_total of kube-apiserver
 //	"loopback METHOD code"        rest_client_requests_total of kube-apiserver (its own clients)
 //	"etcd puts", "etcd put bytes" etcd_mvcc_put_total, etcd_debugging_mvcc_total_put_size_in_bytes
+//	"watch bytes resource"        apiserver_watch_events_sizes_sum: watch events sent to every watcher
+//	"rss kube-apiserver"          process_resident_memory_bytes of kube-apiserver (a level, not a count)
+//	"etcd db bytes"               etcd_mvcc_db_total_size_in_bytes (a level)
 type costs map[string]float64
 
 // readCosts reads the API server's metrics and, when the bench knows where it is, etcd's.
@@ -65,6 +68,10 @@ func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 			out["cpu kube-apiserver"] += v
 		case "rest_client_requests_total":
 			out[fmt.Sprintf("loopback %s %s", label(labels, "method"), label(labels, "code"))] += v
+		case "apiserver_watch_events_sizes_sum":
+			out["watch bytes "+label(labels, "resource")] += v
+		case "process_resident_memory_bytes":
+			out["rss kube-apiserver"] = v
 		}
 	})
 	if url := etcdURL(); url != "" {
@@ -78,6 +85,8 @@ func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 				out["etcd puts"] += v
 			case "etcd_debugging_mvcc_total_put_size_in_bytes":
 				out["etcd put bytes"] += v
+			case "etcd_mvcc_db_total_size_in_bytes":
+				out["etcd db bytes"] = v
 			}
 		})
 	}
