@@ -236,6 +236,9 @@ func (s *stamp) String() string {
 }
 
 func short(commit string) string {
+	if c, dirty := strings.CutSuffix(commit, "-dirty"); dirty {
+		return short(c) + "-dirty"
+	}
 	if len(commit) > 12 {
 		return commit[:12]
 	}

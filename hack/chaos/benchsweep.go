@@ -32,6 +32,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -208,32 +209,27 @@ func measureChange(ctx context.Context, c kubernetes.Interface, ns string, names
 	return cell, err
 }
 
-// settle waits until the deployment controller is done with names (waitSettled) and etcd has
-// written nothing for three seconds: the garbage collector has deleted the revisions beyond the
-// history limit and what they alone used.
+// settle waits until the deployment controller is done with names (waitSettled) and etcd is
+// back to its idle rate (leases and their like: at most quietPuts writes in three seconds): the
+// garbage collector has deleted the revisions beyond the history limit and what they alone used.
 func settle(ctx context.Context, c kubernetes.Interface, ns string, names []string) error {
 	if err := waitSettled(ctx, c, ns, names); err != nil {
 		return err
 	}
-	quiet, last := 0, -1.0
-	for quiet < 3 {
+	var puts []float64
+	return wait.PollUntilContextTimeout(ctx, time.Second, waitTimeout(len(names)), true, func(ctx context.Context) (bool, error) {
 		cs, err := readCosts(ctx, c)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if cs["etcd puts"] == last {
-			quiet++
-		} else {
-			quiet, last = 0, cs["etcd puts"]
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-	return nil
+		puts = append(puts, cs["etcd puts"])
+		return len(puts) > 3 && puts[len(puts)-1]-puts[len(puts)-4] <= quietPuts, nil
+	})
 }
+
+// quietPuts is how many etcd writes in three seconds an idle bench cluster makes at most: the
+// leases of kube-scheduler (every 2 s), kube-apiserver and the fake nodes (every 10 s).
+const quietPuts = 6
 
 // timeRevisions calls start and returns how long after it the first and the last Deployment of
 // names reached revision want, as a watch of the namespace's Deployments sees them.
