@@ -232,52 +232,69 @@ func settle(ctx context.Context, c kubernetes.Interface, ns string, names []stri
 const quietPuts = 6
 
 // timeRevisions calls start and returns how long after it the first and the last Deployment of
-// names reached revision want, as a watch of the namespace's Deployments sees them.
+// names reached revision want, as a watch of the namespace's Deployments sees them. A watch that
+// kube-apiserver ends (a watcher that falls behind thousands of status updates is closed) is
+// followed by a list, which counts the Deployments it missed at the list's time, and a new watch.
 func timeRevisions(ctx context.Context, c kubernetes.Interface, ns string, names []string, want int, start func() error) (first, last time.Duration, err error) {
-	list, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, 0, err
-	}
 	wantNames := map[string]bool{}
 	for _, name := range names {
 		wantNames[name] = true
 	}
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout(len(names)))
 	defer cancel()
-	w, err := c.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer w.Stop()
-	t0 := time.Now()
-	if err := start(); err != nil {
-		return 0, 0, err
-	}
+	var t0 time.Time
 	at := map[string]bool{}
-	for _, d := range list.Items {
-		if d.Annotations["deployment.kubernetes.io/revision"] == strconv.Itoa(want) {
-			at[d.Name] = true
-		}
-	}
-	for len(at) < len(wantNames) {
-		select {
-		case <-ctx.Done():
-			return 0, 0, fmt.Errorf("%d of %d Deployments at revision %d", len(at), len(wantNames), want)
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return 0, 0, fmt.Errorf("the watch of Deployments ended with %d of %d at revision %d", len(at), len(wantNames), want)
-			}
-			d, isDeployment := ev.Object.(*apps.Deployment)
-			if !isDeployment || ev.Type == watch.Deleted || !wantNames[d.Name] || at[d.Name] || d.Annotations["deployment.kubernetes.io/revision"] != strconv.Itoa(want) {
-				continue
-			}
+	seen := func(d *apps.Deployment) {
+		if wantNames[d.Name] && !at[d.Name] && d.Annotations["deployment.kubernetes.io/revision"] == strconv.Itoa(want) {
 			at[d.Name] = true
 			if last = time.Since(t0); len(at) == 1 {
 				first = last
 			}
 		}
 	}
+	for len(at) < len(wantNames) {
+		list, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		w, err := c.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return 0, 0, err
+		}
+		if t0.IsZero() {
+			t0 = time.Now()
+			if err := start(); err != nil {
+				w.Stop()
+				return 0, 0, err
+			}
+		}
+		for i := range list.Items {
+			seen(&list.Items[i])
+		}
+		err = consume(ctx, w, func(d *apps.Deployment) bool { seen(d); return len(at) == len(wantNames) })
+		w.Stop()
+		if err != nil {
+			return 0, 0, fmt.Errorf("%d of %d Deployments at revision %d: %w", len(at), len(wantNames), want, err)
+		}
+	}
 	return first, last, nil
+}
+
+// consume passes the Deployments of w's events to f until f returns true or w ends.
+func consume(ctx context.Context, w watch.Interface, f func(*apps.Deployment) bool) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			if d, isDeployment := ev.Object.(*apps.Deployment); isDeployment && ev.Type != watch.Deleted && f(d) {
+				return nil
+			}
+		}
+	}
 }
 
 // createSweepDeployment creates a Deployment of no replica that keeps one revision besides its
