@@ -33,7 +33,7 @@ import (
 
 // What a scenario costs the control plane, not only how long it takes: the API server's
 // requests by verb, resource and response code, its CPU time, the requests of its loopback
-// client (the admission plugin's live reads among them), and etcd's writes.
+// client (the admission plugin's reads among them), and etcd's writes.
 var benchUnlimited = flag.Bool("bench-unlimited", false, "with -bench: lift the client-side rate limit of both controller managers (--kube-api-qps, --kube-api-burst) and of the bench's own client, so that time measures work rather than QPS")
 
 // unlimitedQPS is what "no client-side rate limit" means on the command line.

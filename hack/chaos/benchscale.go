@@ -125,7 +125,7 @@ func benchOwn(key string) bool {
 // fanOutCallsTable returns P5's costs per revision as Markdown: stock and patched template
 // edits, and the patched watched ConfigMap edit.
 func fanOutCallsTable(stock, patched, watched costs) string {
-	return costTable(fmt.Sprintf("P5 cost per new revision (N = %d, first pair), all clients but the bench's own Deployment patches, lists and watches: requests by verb, resource and response code, kube-apiserver CPU time, its loopback client's requests (the admission plugin's live reads among them) and etcd's writes:", *benchFanOut),
+	return costTable(fmt.Sprintf("P5 cost per new revision (N = %d, first pair), all clients but the bench's own Deployment patches, lists and watches: requests by verb, resource and response code, kube-apiserver CPU time, its loopback client's requests (the admission plugin's reads among them) and etcd's writes:", *benchFanOut),
 		[]string{"stock template edit", "patched template edit", "patched watched ConfigMap edit"}, []costs{stock, patched, watched})
 }
 
@@ -229,7 +229,7 @@ func fanOutResults(col func(mode, key string) []float64) []benchResult {
 		compare("P5 requests per new revision, watched ConfigMap edit", "requests", col("stock", "p5-requests-template"), col("patched", "p5-requests-source"), target{},
 			"all clients but the bench's own; stock column: stock template edits (the cost table below says which request is whose)"),
 		compare("P5 requests per new revision of kube-controller-manager's clients, Events aside", "requests", col("stock", "p5-kcm-requests-template"), col("patched", "p5-kcm-requests-source"), atMostRatio(1.3),
-			"the same without kube-apiserver's requests to itself (the admission plugin's live reads on its loopback client) and without Events; target: within 1.3x, the owner patch being the one request a revision must add"),
+			"the same without kube-apiserver's requests to itself (the admission plugin's reads on its loopback client) and without Events; target: within 1.3x, the owner patch being the one request a revision must add"),
 	}
 }
 
