@@ -4,7 +4,8 @@
 # worktree of the tree: `go build` of every package the commit touches, `go vet` of them (which
 # compiles their tests too), and `go test` of those that are not integration or e2e packages
 # (those need etcd and a cluster: make test runs them on the final tree). Long on two cores (the build cache makes commits after the first cheaper);
-# part of make verify (its last check, walk), not of make test. SERIES_FROM=N starts at patch N. A patch followed by its
+# part of make verify (its last check, walk), not of make test. SERIES_FROM=N starts at patch N,
+# SERIES_TO=M stops after patch M. A patch followed by its
 # generated files ("...: update generated files ...", as upstream PRs end an API change with the
 # output of hack/update-codegen.sh) is checked together with them, at the generated commit.
 set -euo pipefail
@@ -41,6 +42,7 @@ for i in "${!commits[@]}"; do
     continue
   fi
   if ((n < ${SERIES_FROM:-1})); then from=; continue; fi
+  if ((n > ${SERIES_TO:-${#commits[@]}})); then n=$((n - 1)) && break; fi
   git -C "${worktree}" checkout -q "${commit}"
   # The Go packages (directories) the commit (and a change it completes) adds or changes.
   mapfile -t pkgs < <(git -C "${worktree}" diff --name-only --diff-filter=AM "${from}" "${commit}" -- '*.go' |

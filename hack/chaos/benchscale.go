@@ -163,17 +163,21 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
-	for _, name := range fan {
-		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
-		if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return err
+	// Timed by a watch, as the control plane's costs are read around it: no polling list of
+	// the bench's own adds to kube-apiserver's CPU time while the revisions are made.
+	_, last, err := timeRevisions(ctx, c, ns, fan, 2, func() error {
+		for _, name := range fan {
+			patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10.1"}]}}}}`)
+			if _, err := c.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				return err
+			}
 		}
-	}
-	if err := waitRevision(ctx, c, ns, fan, 2); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	f["p5-template"] = time.Since(t0).Seconds()
+	f["p5-template"] = last.Seconds()
 	snapshotCallsAfter, err := kcmSnapshotCalls()
 	if err != nil {
 		return err
@@ -190,20 +194,18 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	}
 	out.fanOutCalls = per(callsBefore, callsAfter, len(fan), benchOwn)
 	f["p5-requests-template"], f["p5-kcm-requests-template"] = out.fanOutCalls.total(), out.fanOutCalls.controllerManagerRequests()
+	controlPlane(f, "template", out.fanOutCalls, callsAfter)
 	if patched {
 		// Past the minimum interval since the revisions just made (the settle above counts).
 		time.Sleep(max(0, *benchMinInterval+time.Second-*benchSettle))
 		if callsBefore, err = readCosts(ctx, c); err != nil {
 			return err
 		}
-		t0 = time.Now()
-		if err := setConfig(ctx, c, ns, "fan", "v2"); err != nil {
+		_, last, err := timeRevisions(ctx, c, ns, fan, 3, func() error { return setConfig(ctx, c, ns, "fan", "v2") })
+		if err != nil {
 			return err
 		}
-		if err := waitRevision(ctx, c, ns, fan, 3); err != nil {
-			return err
-		}
-		f["p5-source"] = time.Since(t0).Seconds()
+		f["p5-source"] = last.Seconds()
 		if err := waitSettled(ctx, c, ns, fan); err != nil {
 			return err
 		}
@@ -213,6 +215,7 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 		}
 		out.fanOutWatched = per(callsBefore, callsAfter, len(fan), benchOwn)
 		f["p5-requests-source"], f["p5-kcm-requests-source"] = out.fanOutWatched.total(), out.fanOutWatched.controllerManagerRequests()
+		controlPlane(f, "source", out.fanOutWatched, callsAfter)
 	}
 	f["p5-peak-rss"], err = kcmPeakRSS()
 	return err
@@ -230,7 +233,30 @@ func fanOutResults(col func(mode, key string) []float64) []benchResult {
 			"all clients but the bench's own; stock column: stock template edits (the cost table below says which request is whose)"),
 		compare("P5 requests per new revision of kube-controller-manager's clients, Events aside", "requests", col("stock", "p5-kcm-requests-template"), col("patched", "p5-kcm-requests-source"), atMostRatio(1.3),
 			"the same without kube-apiserver's requests to itself (the admission plugin's reads on its loopback client) and without Events; target: within 1.3x, the owner patch being the one request a revision must add"),
+		compare("P5 kube-apiserver CPU per new revision, watched ConfigMap edit", "ms", col("stock", "p5-apiserver-cpu-template"), col("patched", "p5-apiserver-cpu-source"), target{},
+			"process_cpu_seconds_total of kube-apiserver from before the edit to after the status writes, per revision, the revisions timed by a watch (no polling list of the bench's); stock column: stock template edits"),
+		compare("P5 etcd bytes written per new revision, watched ConfigMap edit", "KiB", col("stock", "p5-etcd-bytes-template"), col("patched", "p5-etcd-bytes-source"), target{},
+			"etcd_debugging_mvcc_total_put_size_in_bytes over the same span, per revision: the ReplicaSets, the Deployments' status, the snapshot and its holders; stock column: stock template edits"),
+		compare("P5 watch bytes sent per new revision, watched ConfigMap edit", "KiB", col("stock", "p5-watch-bytes-template"), col("patched", "p5-watch-bytes-source"), target{},
+			"apiserver_watch_events_sizes_sum over the same span, per revision, every resource and watcher; stock column: stock template edits"),
+		compare("P5 kube-apiserver RSS after the edit", "MiB", col("stock", "p5-apiserver-rss-template"), col("patched", "p5-apiserver-rss-source"), target{},
+			"process_resident_memory_bytes of kube-apiserver at the reading after the revisions (a level: P1 to P3 ran in the same cluster before it); stock column: after stock template edits"),
 	}
+}
+
+// controlPlane records the control plane's cost of one P5 edit per revision (cs, from per) and
+// kube-apiserver's memory at the reading after it, under keys that end in edit.
+func controlPlane(f map[string]float64, edit string, cs, after costs) {
+	var watched float64
+	for k, v := range cs {
+		if strings.HasPrefix(k, "watch bytes ") {
+			watched += v
+		}
+	}
+	f["p5-apiserver-cpu-"+edit] = cs["cpu kube-apiserver"] * 1000
+	f["p5-etcd-bytes-"+edit] = cs["etcd put bytes"] / 1024
+	f["p5-watch-bytes-"+edit] = watched / 1024
+	f["p5-apiserver-rss-"+edit] = after["rss kube-apiserver"] / (1 << 20)
 }
 
 // controllerManagerRequests returns the requests of a cost reading (per revision) that kube-controller-manager's
