@@ -11,7 +11,7 @@
 #
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
 #                       kind without snapshot, 60 opt-in workloads, 20 per kind timed (P3), 50
-#                       Deployments sharing one watched ConfigMap, 5 pairs (about 22 minutes)
+#                       Deployments sharing one watched ConfigMap, 5 pairs (about 20 minutes)
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
 #                       kinds, 40 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
@@ -27,6 +27,9 @@
 #                       (100,500,2000), stock (a copy and every Deployment edited) then patched (the
 #                       source edited), client rate limits lifted; the slopes of what it costs
 #                       (etcd, watch bytes, time, memory); _output/bench/sweep.md
+#   BENCH_SCALE=slo     only the KEP's objective, 99% of watched changes within 5 s: the patched
+#                       controller manager alone, BENCH_SLO_WORKLOADS (100) of each kind edited one
+#                       every 200 ms, BENCH_SLO_ROUNDS (2) times: 600 changes; _output/bench/slo.md
 #   BENCH_QPS=unlimited lifts every client-side rate limit in both runs; the results are written
 #                       as <name>-unlimited.{json,md}
 # The fan-outs (P5, P6, P7) add their cost per revision: requests by verb, resource and response
@@ -46,7 +49,8 @@ case ${BENCH_SCALE:=small} in
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   sweep) scale=(-bench-objects 0 -bench-scenarios sweep -bench-unlimited -bench-sweep-sizes "${BENCH_SWEEP_SIZES:-1,64,1000}" -bench-sweep-sharers "${BENCH_SWEEP_SHARERS:-100,500,2000}") ;;
-  *) die "BENCH_SCALE is small, full, fanout, paced, mix or sweep, not ${BENCH_SCALE}" ;;
+  slo) scale=(-bench-objects 0 -bench-scenarios slo -bench-latency "${BENCH_SLO_WORKLOADS:-100}" -bench-spacing 200ms -bench-slo-rounds "${BENCH_SLO_ROUNDS:-2}") ;;
+  *) die "BENCH_SCALE is small, full, fanout, paced, mix, sweep or slo, not ${BENCH_SCALE}" ;;
 esac
 # BENCH_QPS=unlimited lifts every client-side rate limit in both runs (the controller managers'
 # --kube-api-qps and --kube-api-burst, the bench's own client): time then measures work, not QPS.

@@ -35,7 +35,6 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -112,6 +111,8 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		return runMixBench(ctx, c)
 	case "sweep":
 		return runSweepBench(ctx, c)
+	case "slo":
+		return runSLOBench(ctx, c)
 	}
 	st := newStamp()
 	runs, err := benchPairsRun(ctx, c, setup, st)
@@ -327,15 +328,7 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	}
 	// The namespace is gone before the next controller manager is measured: the namespace
 	// controller's deletions would count in its figures.
-	defer func() {
-		if err := c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
-			return
-		}
-		_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-	}()
+	defer deleteNamespace(c, ns)
 	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
 		return nil, err
 	}
@@ -551,7 +544,7 @@ func editPlain(ctx context.Context, c kubernetes.Interface, ns string, names []s
 // waitRolledOut waits until every Deployment, DaemonSet and StatefulSet of ns has observed its
 // generation and runs its latest template on every replica.
 func waitRolledOut(ctx context.Context, c kubernetes.Interface, ns string) error {
-	return wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		ds, err := c.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err

@@ -49,6 +49,8 @@ const unlimitedQPS = "100000"
 //	"watch bytes resource"        apiserver_watch_events_sizes_sum: watch events sent to every watcher
 //	"rss kube-apiserver"          process_resident_memory_bytes of kube-apiserver (a level, not a count)
 //	"etcd db bytes"               etcd_mvcc_db_total_size_in_bytes (a level)
+//	"apf wait level"              apiserver_flowcontrol_request_wait_duration_seconds_sum (seconds)
+//	"apf waited level"            its _count: the requests of that priority level
 type costs map[string]float64
 
 // readCosts reads the API server's metrics and, when the bench knows where it is, etcd's.
@@ -72,6 +74,10 @@ func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 			out["watch bytes "+label(labels, "resource")] += v
 		case "process_resident_memory_bytes":
 			out["rss kube-apiserver"] = v
+		case "apiserver_flowcontrol_request_wait_duration_seconds_sum":
+			out["apf wait "+label(labels, "priority_level")] += v
+		case "apiserver_flowcontrol_request_wait_duration_seconds_count":
+			out["apf waited "+label(labels, "priority_level")] += v
 		}
 	})
 	if url := etcdURL(); url != "" {

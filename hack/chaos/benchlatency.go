@@ -132,37 +132,10 @@ func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func
 // "source/<Kind>"), and when withCosts, what each edit costs into out.path (the control plane's
 // counters read around each edit, 2 s after it for the status writes to finish).
 func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, source, withCosts bool, out *benchRun) error {
-	var ws []workload
-	for _, kind := range benchKinds {
-		for i := 0; i < *benchLatency; i++ {
-			w := workload{kind, fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i), fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i)}
-			if err := createConfig(ctx, c, ns, w.source, "v1"); err != nil {
-				return err
-			}
-			// No replicas (a DaemonSet has one pod per node): the figure is the controller's
-			// time to the new revision, not the rollout of pods.
-			if err := createWith(ctx, c, ns, w, 0); err != nil {
-				return err
-			}
-			ws = append(ws, w)
-		}
-	}
-	rw, err := watchRevisions(ctx, c, ns)
+	ws, rw, err := latencyWorkloads(ctx, c, ns)
 	if err != nil {
 		return err
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		for _, w := range ws {
-			if _, ok := rw.after(w.kind+"/"+w.name, time.Time{}); !ok {
-				return false, nil
-			}
-		}
-		return true, nil
-	}); err != nil {
-		return fmt.Errorf("first revisions: %w", err)
-	}
-	// Past the first syncs (status updates of the new workloads) before anything is timed.
-	time.Sleep(3 * time.Second)
 	out.latency = map[string][]float64{}
 	edits := []struct {
 		key  string
@@ -205,6 +178,44 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, sou
 		out.path[i] = per(before, after, len(ws), func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
 	}
 	return nil
+}
+
+// latencyWorkloads creates -bench-latency workloads of each kind without pods, each snapshotting
+// and watching a ConfigMap of its own, and returns them with a watch of their revisions once every
+// one has its first revision and the controllers are past their first syncs.
+func latencyWorkloads(ctx context.Context, c kubernetes.Interface, ns string) ([]workload, *revisionWatch, error) {
+	var ws []workload
+	for _, kind := range benchKinds {
+		for i := 0; i < *benchLatency; i++ {
+			w := workload{kind, fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i), fmt.Sprintf("lat-%s-%d", strings.ToLower(kind), i)}
+			if err := createConfig(ctx, c, ns, w.source, "v1"); err != nil {
+				return nil, nil, err
+			}
+			// No replicas (a DaemonSet has one pod per node): the figure is the controller's
+			// time to the new revision, not the rollout of pods.
+			if err := createWith(ctx, c, ns, w, 0); err != nil {
+				return nil, nil, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	rw, err := watchRevisions(ctx, c, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		for _, w := range ws {
+			if _, ok := rw.after(w.kind+"/"+w.name, time.Time{}); !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return nil, nil, fmt.Errorf("first revisions: %w", err)
+	}
+	// Past the first syncs (status updates of the new workloads) before anything is timed.
+	time.Sleep(3 * time.Second)
+	return ws, rw, nil
 }
 
 func setImage(ctx context.Context, c kubernetes.Interface, ns string, w workload, image string) error {

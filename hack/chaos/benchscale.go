@@ -34,7 +34,7 @@ import (
 // API calls of the fan-out by verb.
 var (
 	benchOptIn   = flag.Int("bench-optin", 60, "with -bench: opt-in workloads across the three kinds for P2, each snapshotting and watching a 12 KiB ConfigMap of its own")
-	benchOnly    = flag.String("bench-scenarios", "all", "with -bench: all, p5 (only the fan-out: BENCH_SCALE=fanout) p6 (only the paced fan-out, patched without and with a limit: BENCH_SCALE=paced) p7 (only the fan-out over the three kinds: BENCH_SCALE=mix) or sweep (source size x sharers: BENCH_SCALE=sweep)")
+	benchOnly    = flag.String("bench-scenarios", "all", "with -bench: all, p5 (only the fan-out: BENCH_SCALE=fanout) p6 (only the paced fan-out, patched without and with a limit: BENCH_SCALE=paced) p7 (only the fan-out over the three kinds: BENCH_SCALE=mix) sweep (source size x sharers: BENCH_SCALE=sweep) or slo (watched edits against the KEP's 99% within 5 s, patched only: BENCH_SCALE=slo)")
 	benchWriters = flag.Int("bench-writers", 8, "with -bench: parallel writers that create the bench's data")
 )
 
@@ -194,14 +194,14 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 	}
 	out.fanOutCalls = per(callsBefore, callsAfter, len(fan), benchOwn)
 	f["p5-requests-template"], f["p5-kcm-requests-template"] = out.fanOutCalls.total(), out.fanOutCalls.controllerManagerRequests()
-	controlPlane(f, "template", out.fanOutCalls, callsAfter)
+	controlPlane(f, "template", out.fanOutCalls, callsAfter, len(fan), last)
 	if patched {
 		// Past the minimum interval since the revisions just made (the settle above counts).
 		time.Sleep(max(0, *benchMinInterval+time.Second-*benchSettle))
 		if callsBefore, err = readCosts(ctx, c); err != nil {
 			return err
 		}
-		_, last, err := timeRevisions(ctx, c, ns, fan, 3, func() error { return setConfig(ctx, c, ns, "fan", "v2") })
+		_, last, err = timeRevisions(ctx, c, ns, fan, 3, func() error { return setConfig(ctx, c, ns, "fan", "v2") })
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func fanOutScenario(ctx context.Context, c kubernetes.Interface, ns string, patc
 		}
 		out.fanOutWatched = per(callsBefore, callsAfter, len(fan), benchOwn)
 		f["p5-requests-source"], f["p5-kcm-requests-source"] = out.fanOutWatched.total(), out.fanOutWatched.controllerManagerRequests()
-		controlPlane(f, "source", out.fanOutWatched, callsAfter)
+		controlPlane(f, "source", out.fanOutWatched, callsAfter, len(fan), last)
 	}
 	f["p5-peak-rss"], err = kcmPeakRSS()
 	return err
@@ -239,14 +239,24 @@ func fanOutResults(col func(mode, key string) []float64) []benchResult {
 			"etcd_debugging_mvcc_total_put_size_in_bytes over the same span, per revision: the ReplicaSets, the Deployments' status, the snapshot and its holders; stock column: stock template edits"),
 		compare("P5 watch bytes sent per new revision, watched ConfigMap edit", "KiB", col("stock", "p5-watch-bytes-template"), col("patched", "p5-watch-bytes-source"), target{},
 			"apiserver_watch_events_sizes_sum over the same span, per revision, every resource and watcher; stock column: stock template edits"),
+		compare("P5 kube-apiserver requests per second, watched ConfigMap edit", "requests/s", col("stock", "p5-request-rate-template"), col("patched", "p5-request-rate-source"), target{},
+			"all clients' requests but the bench's own, from the edit to the status writes after the last revision, over the time to the last revision: the rate kube-apiserver served; both controller managers have one client-side budget per controller (the snapshot writer shares the controller's rate limiter); stock column: stock template edits"),
+		compare("P5 API Priority and Fairness wait per request, watched ConfigMap edit", "ms", col("stock", "p5-apf-wait-template"), col("patched", "p5-apf-wait-source"), target{},
+			"apiserver_flowcontrol_request_wait_duration_seconds of priority level workload-high (kube-controller-manager's and the snapshot writer's flow schemas) over the same span, mean per request: how long kube-apiserver queued them; stock column: stock template edits"),
 		compare("P5 kube-apiserver RSS after the edit", "MiB", col("stock", "p5-apiserver-rss-template"), col("patched", "p5-apiserver-rss-source"), target{},
 			"process_resident_memory_bytes of kube-apiserver at the reading after the revisions (a level: P1 to P3 ran in the same cluster before it); stock column: after stock template edits"),
 	}
 }
 
-// controlPlane records the control plane's cost of one P5 edit per revision (cs, from per) and
-// kube-apiserver's memory at the reading after it, under keys that end in edit.
-func controlPlane(f map[string]float64, edit string, cs, after costs) {
+// workloadPriorityLevel is the API Priority and Fairness level of kube-controller-manager's
+// requests: the bootstrap flow schemas kube-controller-manager and kube-system-service-accounts
+// (the controllers' service accounts and the snapshot writer's) both lead to it.
+const workloadPriorityLevel = "workload-high"
+
+// controlPlane records the control plane's cost of one P5 edit per revision (cs, from per, for
+// n revisions, the last of them took after the edit) and kube-apiserver's memory at the reading
+// after it, under keys that end in edit.
+func controlPlane(f map[string]float64, edit string, cs, after costs, n int, took time.Duration) {
 	var watched float64
 	for k, v := range cs {
 		if strings.HasPrefix(k, "watch bytes ") {
@@ -257,6 +267,10 @@ func controlPlane(f map[string]float64, edit string, cs, after costs) {
 	f["p5-etcd-bytes-"+edit] = cs["etcd put bytes"] / 1024
 	f["p5-watch-bytes-"+edit] = watched / 1024
 	f["p5-apiserver-rss-"+edit] = after["rss kube-apiserver"] / (1 << 20)
+	f["p5-request-rate-"+edit] = cs.total() * float64(n) / took.Seconds()
+	if waited := cs["apf waited "+workloadPriorityLevel]; waited > 0 {
+		f["p5-apf-wait-"+edit] = 1000 * cs["apf wait "+workloadPriorityLevel] / waited
+	}
 }
 
 // controllerManagerRequests returns the requests of a cost reading (per revision) that kube-controller-manager's

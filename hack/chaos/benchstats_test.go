@@ -16,7 +16,10 @@ limitations under the License.
 
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // A target is met only when the whole interval of the median is on its side: a median under
 // the limit whose pairs straddle it is undecided, and the same runs always judge the same.
@@ -42,5 +45,30 @@ func TestJudge(t *testing.T) {
 				t.Errorf("judged %s, then %s: the same runs must give the same verdict", got, again)
 			}
 		})
+	}
+}
+
+// The SLO's share over 5 s is bounded exactly: with none of n over, the upper bound is
+// 1-(1-conf)^(1/n) (300 changes without a slow one show at most about 1%), with all over the
+// lower bound is (1-conf)^(1/n), and the verdict follows the whole interval.
+func TestBinomialInterval(t *testing.T) {
+	for _, tc := range []struct {
+		k, n           int
+		wantLo, wantHi float64
+		verdict        string
+	}{
+		{0, 300, 0, 1 - math.Pow(0.05, 1.0/300), "yes"},
+		{0, 100, 0, 1 - math.Pow(0.05, 1.0/100), "undecided"},
+		{40, 40, math.Pow(0.05, 1.0/40), 1, "**no**"},
+		{1, 600, 0.0000855, 0.00788, "yes"},
+		{20, 600, 0.02220, 0.04807, "**no**"},
+	} {
+		lo, hi := binomialInterval(tc.k, tc.n, 0.95)
+		if math.Abs(lo-tc.wantLo) > 0.0002 || math.Abs(hi-tc.wantHi) > 0.0002 {
+			t.Errorf("%d of %d: interval %.5f–%.5f, want %.5f–%.5f", tc.k, tc.n, lo, hi, tc.wantLo, tc.wantHi)
+		}
+		if got := sloVerdict(lo, hi); got != tc.verdict {
+			t.Errorf("%d of %d: verdict %s, want %s", tc.k, tc.n, got, tc.verdict)
+		}
 	}
 }
