@@ -28,8 +28,9 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -96,18 +97,52 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 			[]string{"no limit", fmt.Sprintf("limit %d", *benchPacedLimit)}, []costs{free.cost, paced.cost}), st)
 }
 
-// deleteNamespace deletes ns and waits until it is gone: the next controller manager would sync
-// its workloads (and, after stock, snapshot every one of them) while it is measured. Its pods go
-// without a grace period (no kubelet runs them): the namespace controller would otherwise wait
-// for their termination in steps of several seconds, a dozen seconds per namespace.
+// deleteNamespace empties ns of what the bench and the controllers made in it and waits until it
+// is empty: the next controller manager would sync its workloads (and, after stock, snapshot every
+// one of them) while it is measured. The empty namespace stays: deleting it would wait 5 s for the
+// namespace controller (its grace period for API servers to see the deletion), then for the pods'
+// termination, about 6 s of every run, and an empty namespace gives no controller work. Its pods
+// go without a grace period (no kubelet runs them); the root CA ConfigMap stays, which the
+// controller manager would otherwise publish again.
 func deleteNamespace(c kubernetes.Interface, ns string) {
-	if err := c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
-		return
+	ctx := context.Background()
+	background := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	all, notRootCA := metav1.ListOptions{}, metav1.ListOptions{FieldSelector: "metadata.name!=kube-root-ca.crt"}
+	apps, core := c.AppsV1(), c.CoreV1()
+	type collection struct {
+		remove func() error
+		list   func() (runtime.Object, error)
 	}
-	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_ = c.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
-		_, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+	collections := []collection{
+		{func() error { return apps.Deployments(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return apps.Deployments(ns).List(ctx, all) }},
+		{func() error { return apps.DaemonSets(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return apps.DaemonSets(ns).List(ctx, all) }},
+		{func() error { return apps.StatefulSets(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return apps.StatefulSets(ns).List(ctx, all) }},
+		{func() error { return apps.ReplicaSets(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return apps.ReplicaSets(ns).List(ctx, all) }},
+		{func() error { return apps.ControllerRevisions(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return apps.ControllerRevisions(ns).List(ctx, all) }},
+		{func() error {
+			return core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all)
+		}, func() (runtime.Object, error) { return core.Pods(ns).List(ctx, all) }},
+		{func() error { return core.ConfigMaps(ns).DeleteCollection(ctx, background, notRootCA) },
+			func() (runtime.Object, error) { return core.ConfigMaps(ns).List(ctx, notRootCA) }},
+		{func() error { return core.Secrets(ns).DeleteCollection(ctx, background, all) },
+			func() (runtime.Object, error) { return core.Secrets(ns).List(ctx, all) }},
+	}
+	_ = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left := 0
+		for _, col := range collections {
+			_ = col.remove()
+			l, err := col.list()
+			if err != nil {
+				return false, nil
+			}
+			left += meta.LenList(l)
+		}
+		return left == 0, nil
 	})
 }
 
