@@ -29,7 +29,8 @@
 #                       (etcd, watch bytes, time, memory); _output/bench/sweep.md
 #   BENCH_SCALE=slo     only the KEP's objective, 99% of watched changes within 5 s: the patched
 #                       controller manager alone, BENCH_SLO_WORKLOADS (100) of each kind edited one
-#                       every 200 ms, BENCH_SLO_ROUNDS (2) times: 600 changes; _output/bench/slo.md
+#                       every BENCH_SLO_SPACING (500ms, 0.7 per second per controller), BENCH_SLO_ROUNDS
+#                       (2) times: 600 changes; _output/bench/slo.md
 #   BENCH_QPS=unlimited lifts every client-side rate limit in both runs; the results are written
 #                       as <name>-unlimited.{json,md}
 # The fan-outs (P5, P6, P7) add their cost per revision: requests by verb, resource and response
@@ -49,7 +50,7 @@ case ${BENCH_SCALE:=small} in
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   sweep) scale=(-bench-objects 0 -bench-scenarios sweep -bench-unlimited -bench-sweep-sizes "${BENCH_SWEEP_SIZES:-1,64,1000}" -bench-sweep-sharers "${BENCH_SWEEP_SHARERS:-100,500,2000}") ;;
-  slo) scale=(-bench-objects 0 -bench-scenarios slo -bench-latency "${BENCH_SLO_WORKLOADS:-100}" -bench-spacing 200ms -bench-slo-rounds "${BENCH_SLO_ROUNDS:-2}") ;;
+  slo) scale=(-bench-objects 0 -bench-scenarios slo -bench-latency "${BENCH_SLO_WORKLOADS:-100}" -bench-spacing "${BENCH_SLO_SPACING:-500ms}" -bench-slo-rounds "${BENCH_SLO_ROUNDS:-2}") ;;
   *) die "BENCH_SCALE is small, full, fanout, paced, mix, sweep or slo, not ${BENCH_SCALE}" ;;
 esac
 # BENCH_QPS=unlimited lifts every client-side rate limit in both runs (the controller managers'
