@@ -326,9 +326,9 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	// The namespace is gone before the next controller manager is measured: the namespace
-	// controller's deletions would count in its figures.
-	defer deleteNamespace(c, ns)
+	// The namespace is empty before the next controller manager is measured: what it would
+	// sync or delete there would count in its figures.
+	defer emptyNamespace(c, ns)
 	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
 		return nil, err
 	}
@@ -833,7 +833,7 @@ func writeResults(name string, results []benchResult, extra string, st *stamp) e
 		}
 		if r.Verdict != "" {
 			counts[r.Verdict]++
-			ok = map[string]string{verdictMet: "yes", verdictMissed: "**no**", verdictUndecided: "undecided"}[r.Verdict] + " (" + intervalString(r) + ")"
+			ok = verdictCell(r.Verdict) + " (" + intervalString(r) + ")"
 		}
 		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.StockSpread, r.PatchedSpread, ratio, r.Target, ok, r.Unit, r.Note)
 	}
@@ -841,21 +841,32 @@ func writeResults(name string, results []benchResult, extra string, st *stamp) e
 		"A target is met when the whole interval of its median (in brackets: a 90%% bootstrap from %d pairs, the pairs' range below) is on its side, missed when all of it is past, undecided otherwise.\n",
 		counts[verdictMet], counts[verdictMissed], counts[verdictUndecided], bootstrapMinRuns)
 	md.WriteString(extra)
-	fmt.Print("\n" + md.String())
+	return saveTable(name, md.String(), map[string]interface{}{"stamp": st, "results": results})
+}
+
+// saveTable prints a run's Markdown table and, with -bench-out, writes it as <name>.md and the
+// figures behind it (data, with the run's stamp) as <name>.json.
+func saveTable(name, md string, data map[string]interface{}) error {
+	fmt.Print("\n" + md)
 	if *benchOut == "" {
 		return nil
 	}
 	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(map[string]interface{}{"stamp": st, "results": results}, "", "  ")
+	raw, err := json.MarshalIndent(data, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(*benchOut, name+".json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*benchOut, name+".json"), raw, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(*benchOut, name+".md"), []byte(md.String()), 0o644)
+	return os.WriteFile(filepath.Join(*benchOut, name+".md"), []byte(md), 0o644)
+}
+
+// verdictCell is how a table shows a verdict.
+func verdictCell(verdict string) string {
+	return map[string]string{verdictMet: "yes", verdictMissed: "**no**", verdictUndecided: "undecided"}[verdict]
 }
 
 // figure prints a value with two significant decimals below 10 (latencies), one above.

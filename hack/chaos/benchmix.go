@@ -56,7 +56,7 @@ func runMixBench(ctx context.Context, c kubernetes.Interface) error {
 			st.recordFlags(mode.name)
 			ns := fmt.Sprintf("bench-mix-%s-%d", mode.name, pair+1)
 			figures, cs, err := mixScenario(ctx, c, ns, mode.gated)
-			deleteNamespace(c, ns)
+			emptyNamespace(c, ns)
 			if err != nil {
 				return fmt.Errorf("%s, pair %d: %w", mode.name, pair+1, err)
 			}

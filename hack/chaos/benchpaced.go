@@ -68,7 +68,7 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 			st.recordFlags(fmt.Sprintf("limit %d", limit))
 			ns := fmt.Sprintf("bench-paced-%d-%d", limit, pair+1)
 			r, err := pacedScenario(ctx, c, ns)
-			deleteNamespace(c, ns)
+			emptyNamespace(c, ns)
 			if err != nil {
 				return fmt.Errorf("limit %d, pair %d: %w", limit, pair+1, err)
 			}
@@ -97,14 +97,14 @@ func runPacedBench(ctx context.Context, c kubernetes.Interface) error {
 			[]string{"no limit", fmt.Sprintf("limit %d", *benchPacedLimit)}, []costs{free.cost, paced.cost}), st)
 }
 
-// deleteNamespace empties ns of what the bench and the controllers made in it and waits until it
+// emptyNamespace empties ns of what the bench and the controllers made in it and waits until it
 // is empty: the next controller manager would sync its workloads (and, after stock, snapshot every
 // one of them) while it is measured. The empty namespace stays: deleting it would wait 5 s for the
 // namespace controller (its grace period for API servers to see the deletion), then for the pods'
 // termination, about 6 s of every run, and an empty namespace gives no controller work. Its pods
 // go without a grace period (no kubelet runs them); the root CA ConfigMap stays, which the
 // controller manager would otherwise publish again.
-func deleteNamespace(c kubernetes.Interface, ns string) {
+func emptyNamespace(c kubernetes.Interface, ns string) {
 	ctx := context.Background()
 	background := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 	all, notRootCA := metav1.ListOptions{}, metav1.ListOptions{FieldSelector: "metadata.name!=kube-root-ca.crt"}

@@ -18,12 +18,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,7 +56,7 @@ func runSLOBench(ctx context.Context, c kubernetes.Interface) error {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	defer deleteNamespace(c, ns)
+	defer emptyNamespace(c, ns)
 	ws, rw, err := latencyWorkloads(ctx, c, ns)
 	if err != nil {
 		return err
@@ -100,7 +97,7 @@ func writeSLO(samples map[string][]float64, st *stamp) error {
 		lo, hi := binomialInterval(over, len(v), 0.95)
 		fmt.Fprintf(&md, "| %s | %d | %s | %s | %s | %s | %d | %.2f%% (%.2f–%.2f%%) | %s | ms, except where a share |\n", kind, len(v),
 			figure(1000*percentile(v, 0.5)), figure(1000*percentile(v, 0.9)), figure(1000*percentile(v, 0.99)), figure(1000*percentile(v, 1)),
-			over, 100*float64(over)/float64(len(v)), 100*lo, 100*hi, sloVerdict(lo, hi))
+			over, 100*float64(over)/float64(len(v)), 100*lo, 100*hi, verdictCell(sloVerdict(lo, hi)))
 	}
 	for _, kind := range benchKinds {
 		row(kind, samples[kind])
@@ -111,31 +108,19 @@ func writeSLO(samples map[string][]float64, st *stamp) error {
 		"time from the edit to the new revision (ReplicaSet or ControllerRevision) seen by a watch, the 1 s batch window included. "+
 		"The objective is met when the whole one-sided 95%% interval of the share over %v (Clopper–Pearson) is at most %.0f%%, missed when all of it is above.\n",
 		*benchLatency, *benchSpacing, *sloRounds, sloLatency, 100*sloShare)
-	fmt.Print("\n" + md.String())
-	if *benchOut == "" {
-		return nil
-	}
-	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(map[string]interface{}{"stamp": st, "secondsByKind": samples}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(*benchOut, "slo.json"), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(*benchOut, "slo.md"), []byte(md.String()), 0o644)
+	return saveTable("slo", md.String(), map[string]interface{}{"stamp": st, "secondsByKind": samples})
 }
 
+// sloVerdict judges the objective from the interval of the share over sloLatency, as the bench
+// judges every target: met when all of it is within sloShare, missed when all of it is past.
 func sloVerdict(lo, hi float64) string {
 	switch {
 	case hi <= sloShare:
-		return "yes"
+		return verdictMet
 	case lo > sloShare:
-		return "**no**"
+		return verdictMissed
 	}
-	return "undecided"
+	return verdictUndecided
 }
 
 // binomialInterval returns the exact (Clopper–Pearson) confidence bounds of a share from k
@@ -146,11 +131,11 @@ func binomialInterval(k, n int, conf float64) (lo, hi float64) {
 		return 0, 1
 	}
 	alpha := 1 - conf
+	lg, _ := math.Lgamma(float64(n + 1))
 	// atMost(p) is P(X <= k) for X ~ Binomial(n, p), which falls as p grows.
 	atMost := func(k int, p float64) float64 {
 		var sum float64
 		for i := 0; i <= k; i++ {
-			lg, _ := math.Lgamma(float64(n + 1))
 			li, _ := math.Lgamma(float64(i + 1))
 			lr, _ := math.Lgamma(float64(n - i + 1))
 			sum += math.Exp(lg - li - lr + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))

@@ -57,11 +57,11 @@ func TestBinomialInterval(t *testing.T) {
 		wantLo, wantHi float64
 		verdict        string
 	}{
-		{0, 300, 0, 1 - math.Pow(0.05, 1.0/300), "yes"},
-		{0, 100, 0, 1 - math.Pow(0.05, 1.0/100), "undecided"},
-		{40, 40, math.Pow(0.05, 1.0/40), 1, "**no**"},
-		{1, 600, 0.0000855, 0.00788, "yes"},
-		{20, 600, 0.02220, 0.04807, "**no**"},
+		{0, 300, 0, 1 - math.Pow(0.05, 1.0/300), verdictMet},
+		{0, 100, 0, 1 - math.Pow(0.05, 1.0/100), verdictUndecided},
+		{40, 40, math.Pow(0.05, 1.0/40), 1, verdictMissed},
+		{1, 600, 0.0000855, 0.00788, verdictMet},
+		{20, 600, 0.02220, 0.04807, verdictMissed},
 	} {
 		lo, hi := binomialInterval(tc.k, tc.n, 0.95)
 		if math.Abs(lo-tc.wantLo) > 0.0002 || math.Abs(hi-tc.wantHi) > 0.0002 {

@@ -22,8 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +98,7 @@ func runSweepBench(ctx context.Context, c kubernetes.Interface) error {
 		for _, n := range sharers {
 			ns := fmt.Sprintf("sweep-%s-%d", side.name, n)
 			got, err := sweepNamespace(ctx, c, ns, side.name, n, sizes)
-			deleteNamespace(c, ns)
+			emptyNamespace(c, ns)
 			if err != nil {
 				return fmt.Errorf("%s, %d sharers: %w", side.name, n, err)
 			}
@@ -389,21 +387,7 @@ func writeSweep(cells []sweepCell, sizes, sharers []int, st *stamp) error {
 		}
 	}
 	md.WriteString(sweepSlopes(cells, sizes, sharers))
-	fmt.Print("\n" + md.String())
-	if *benchOut == "" {
-		return nil
-	}
-	if err := os.MkdirAll(*benchOut, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(map[string]interface{}{"stamp": st, "cells": cells}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(*benchOut, "sweep.json"), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(*benchOut, "sweep.md"), []byte(md.String()), 0o644)
+	return saveTable("sweep", md.String(), map[string]interface{}{"stamp": st, "cells": cells})
 }
 
 // sweepSlopes returns the log-log slopes of etcd's bytes written, the watch bytes and the time to
