@@ -31,6 +31,12 @@
 #                       controller manager alone, BENCH_SLO_WORKLOADS (100) of each kind edited one
 #                       every BENCH_SLO_SPACING (500ms, 0.7 per second per controller), BENCH_SLO_ROUNDS
 #                       (2) times: 600 changes; _output/bench/slo.md
+#   BENCH_SCALE=rss     only P2 at full's size (10,000 + 10,000, 1,000 opt-in workloads), then
+#                       kube-controller-manager's VmRSS and RssAnon right after a forced garbage
+#                       collection and 60 and 180 s later, and every second meanwhile
+#                       (_output/bench/rss-<namespace>.csv), 2 pairs; _output/bench/rss.md.
+#                       BENCH_GOMEMLIMIT (e.g. 1GiB) runs both controller managers with that
+#                       GOMEMLIMIT: _output/bench/rss-gomemlimit.md
 #   BENCH_QPS=unlimited lifts every client-side rate limit in both runs; the results are written
 #                       as <name>-unlimited.{json,md}
 # The fan-outs (P5, P6, P7) add their cost per revision: requests by verb, resource and response
@@ -51,7 +57,8 @@ case ${BENCH_SCALE:=small} in
   mix) scale=(-bench-objects 0 -bench-scenarios p7 -bench-fanout "${BENCH_FANOUT:-300}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   sweep) scale=(-bench-objects 0 -bench-scenarios sweep -bench-unlimited -bench-sweep-sizes "${BENCH_SWEEP_SIZES:-1,64,1000}" -bench-sweep-sharers "${BENCH_SWEEP_SHARERS:-100,500,2000}") ;;
   slo) scale=(-bench-objects 0 -bench-scenarios slo -bench-latency "${BENCH_SLO_WORKLOADS:-100}" -bench-spacing "${BENCH_SLO_SPACING:-500ms}" -bench-slo-rounds "${BENCH_SLO_ROUNDS:-2}") ;;
-  *) die "BENCH_SCALE is small, full, fanout, paced, mix, sweep or slo, not ${BENCH_SCALE}" ;;
+  rss) scale=(-bench-objects "${BENCH_RSS_OBJECTS:-10000}" -bench-optin "${BENCH_RSS_OPTIN:-1000}" -bench-scenarios rss -bench-pairs "${BENCH_PAIRS:-2}") ;;
+  *) die "BENCH_SCALE is small, full, fanout, paced, mix, sweep, slo or rss, not ${BENCH_SCALE}" ;;
 esac
 # BENCH_QPS=unlimited lifts every client-side rate limit in both runs (the controller managers'
 # --kube-api-qps and --kube-api-burst, the bench's own client): time then measures work, not QPS.
@@ -61,6 +68,10 @@ case ${BENCH_QPS:=default} in
   unlimited) scale+=(-bench-unlimited) suffix=-unlimited ;;
   *) die "BENCH_QPS is default or unlimited, not ${BENCH_QPS}" ;;
 esac
+if [[ -n ${BENCH_GOMEMLIMIT:-} ]]; then
+  [[ ${BENCH_SCALE} == rss ]] || die "BENCH_GOMEMLIMIT is for BENCH_SCALE=rss"
+  scale+=(-bench-gomemlimit "${BENCH_GOMEMLIMIT}") suffix+=-gomemlimit
+fi
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
 build_chaos
@@ -134,7 +145,12 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manag
 shopt -s nullglob
 stock_heaps=("${FORK_OUTPUT}"/bench/heap-bench-stock-*.pprof)
 patched_heaps=("${FORK_OUTPUT}"/bench/heap-bench-patched-*.pprof)
-if ((${#stock_heaps[@]} && ${#patched_heaps[@]})) && [[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full ]]; then
+# The run's table: _output/bench/<result>.md.
+case ${BENCH_SCALE} in
+  small | full) result=bench-${BENCH_SCALE}${suffix} ;;
+  *) result=${BENCH_SCALE}${suffix} ;;
+esac
+if ((${#stock_heaps[@]} && ${#patched_heaps[@]})) && [[ ${BENCH_SCALE} == small || ${BENCH_SCALE} == full || ${BENCH_SCALE} == rss ]]; then
   rm -rf "${heaps}" && mkdir -p "${heaps}"
   mv "${stock_heaps[@]}" "${patched_heaps[@]}" "${heaps}/"
   go tool pprof -proto "${heaps}"/heap-bench-stock-*.pprof >"${heaps}/stock.pb.gz" 2>/dev/null
@@ -148,20 +164,16 @@ if ((${#stock_heaps[@]} && ${#patched_heaps[@]})) && [[ ${BENCH_SCALE} == small 
       "${what}" "${#stock_heaps[@]}" "${index}" "${heaps#"${FORK_ROOT}"/}"
     go tool pprof -sample_index="${index}" -top -nodecount=10 -diff_base "${heaps}/stock.pb.gz" "${heaps}/patched.pb.gz" 2>/dev/null | sed -n '/flat%/,$p'
     printf '```\n'
-  done >>"${FORK_OUTPUT}/bench/bench-${BENCH_SCALE}${suffix}.md"
+  done >>"${FORK_OUTPUT}/bench/${result}.md"
 fi
 shopt -u nullglob
 
 # The run's section of docs/benchmarks.md (between its markers) becomes this run's table.
-case ${BENCH_SCALE} in
-  small | full) result=bench-${BENCH_SCALE}${suffix} ;;
-  *) result=${BENCH_SCALE}${suffix} ;;
-esac
 doc=${FORK_ROOT}/docs/benchmarks.md
 if [[ -f ${FORK_OUTPUT}/bench/${result}.md ]] && grep -q "^<!-- bench:${BENCH_SCALE}${suffix} -->$" "${doc}"; then
   awk -v scale="${BENCH_SCALE}${suffix}" -v table="${FORK_OUTPUT}/bench/${result}.md" '
     $0 == "<!-- bench:" scale " -->" { print; while ((getline line < table) > 0) print line; skip = 1; next }
     $0 == "<!-- /bench:" scale " -->" { skip = 0 }
     !skip { print }' "${doc}" >"${doc}.new" && mv "${doc}.new" "${doc}"
-  log "docs/benchmarks.md: the BENCH_SCALE=${BENCH_SCALE}${suffix:+ BENCH_QPS=unlimited} section is this run's"
+  log "docs/benchmarks.md: the ${BENCH_SCALE}${suffix} section is this run's"
 fi

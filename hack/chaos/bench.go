@@ -114,6 +114,7 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 	case "slo":
 		return runSLOBench(ctx, c)
 	}
+	setGOMEMLIMIT()
 	st := newStamp()
 	runs, err := benchPairsRun(ctx, c, setup, st)
 	if err != nil {
@@ -133,6 +134,10 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 			out = append(out, 1000*percentile(r.latency[key], q))
 		}
 		return out
+	}
+	if *benchOnly == "rss" {
+		st.Took = time.Since(start).Round(time.Second).String()
+		return writeRSS(col, st)
 	}
 	if *benchOnly != "all" {
 		st.Took = time.Since(start).Round(time.Second).String()
@@ -345,6 +350,9 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 		step("bench:   P3 latency")
 		return out, latencyScenario(ctx, c, ns, patched, first, out)
 	}
+	if *benchOnly == "rss" {
+		return out, rssScenario(ctx, c, setup, ns, patched, f)
+	}
 	if *benchOnly != "all" {
 		return out, fanOutScenario(ctx, c, ns, patched, out)
 	}
@@ -402,43 +410,8 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 		}
 	}
 
-	// P2: memory, with workloads that snapshot (the patched controller manager holds what it
-	// needs for them) after the controller manager idled.
-	step(fmt.Sprintf("bench:   P2 memory (%d opt-in workloads)", *benchOptIn))
-	if _, err := createOptIn(ctx, setup, ns, patched); err != nil {
+	if err := memoryScenario(ctx, c, setup, ns, patched, f); err != nil {
 		return nil, err
-	}
-	// Every opt-in workload has its first revision (and, patched, its snapshot).
-	if err := waitRolledOut(ctx, c, ns); err != nil {
-		return nil, err
-	}
-	time.Sleep(*benchSettle)
-	rss, err := kcmRSS()
-	if err != nil {
-		return nil, err
-	}
-	mem, err := kcmMemory()
-	if err != nil {
-		return nil, err
-	}
-	f["p2-rss"], f["p2-heap"] = rss, mem["heap_alloc"]
-	// What the RSS holds besides live objects: heap spans in use but free, idle spans the
-	// runtime has not returned to the OS, and goroutine stacks.
-	f["p2-heap-free"] = mem["heap_inuse"] - mem["heap_alloc"]
-	f["p2-heap-unreturned"] = mem["heap_idle"] - mem["heap_released"]
-	f["p2-stacks"] = mem["stack_inuse"]
-	// The runtime's own structures (span and cache descriptors, GC metadata, profiling buckets
-	// and the rest it maps for itself), the pages of the binary, and what neither accounts for.
-	f["p2-runtime"] = mem["mspan_inuse"] + mem["mcache_inuse"] + mem["gc_sys"] + mem["buck_hash_sys"] + mem["other_sys"]
-	if f["p2-file"], err = kcmStatus("RssFile:"); err != nil {
-		return nil, err
-	}
-	f["p2-anon"] = rss - f["p2-file"]
-	f["p2-rest"] = rss - mem["heap_alloc"] - f["p2-heap-free"] - f["p2-heap-unreturned"] - f["p2-stacks"] - f["p2-runtime"] - f["p2-file"]
-	// The heap profile of that moment, for go tool pprof -diff_base (what the patched one holds
-	// more): _output/bench/heap-<namespace>.pprof, which hack/bench.sh moves to heap-<scale>/.
-	if profile, err := kcmGet("/debug/pprof/heap"); err == nil && *benchOut != "" {
-		_ = os.WriteFile(filepath.Join(*benchOut, "heap-"+ns+".pprof"), []byte(profile), 0o644)
 	}
 
 	step("bench:   P3 latency")
@@ -459,6 +432,48 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 		f["storage-objects"], f["storage-bytes"] = float64(objects), bytes
 	}
 	return out, nil
+}
+
+// memoryScenario is P2: kube-controller-manager's memory with -bench-optin workloads that
+// snapshot (the patched controller manager holds what it needs for them), read after it idled.
+func memoryScenario(ctx context.Context, c, setup kubernetes.Interface, ns string, patched bool, f map[string]float64) error {
+	step(fmt.Sprintf("bench:   P2 memory (%d opt-in workloads)", *benchOptIn))
+	if _, err := createOptIn(ctx, setup, ns, patched); err != nil {
+		return err
+	}
+	// Every opt-in workload has its first revision (and, patched, its snapshot).
+	if err := waitRolledOut(ctx, c, ns); err != nil {
+		return err
+	}
+	time.Sleep(*benchSettle)
+	rss, err := kcmRSS()
+	if err != nil {
+		return err
+	}
+	mem, err := kcmMemory()
+	if err != nil {
+		return err
+	}
+	f["p2-rss"], f["p2-heap"] = rss, mem["heap_alloc"]
+	// What the RSS holds besides live objects: heap spans in use but free, idle spans the
+	// runtime has not returned to the OS, and goroutine stacks.
+	f["p2-heap-free"] = mem["heap_inuse"] - mem["heap_alloc"]
+	f["p2-heap-unreturned"] = mem["heap_idle"] - mem["heap_released"]
+	f["p2-stacks"] = mem["stack_inuse"]
+	// The runtime's own structures (span and cache descriptors, GC metadata, profiling buckets
+	// and the rest it maps for itself), the pages of the binary, and what neither accounts for.
+	f["p2-runtime"] = mem["mspan_inuse"] + mem["mcache_inuse"] + mem["gc_sys"] + mem["buck_hash_sys"] + mem["other_sys"]
+	if f["p2-file"], err = kcmStatus("RssFile:"); err != nil {
+		return err
+	}
+	f["p2-anon"] = rss - f["p2-file"]
+	f["p2-rest"] = rss - mem["heap_alloc"] - f["p2-heap-free"] - f["p2-heap-unreturned"] - f["p2-stacks"] - f["p2-runtime"] - f["p2-file"]
+	// The heap profile of that moment, for go tool pprof -diff_base (what the patched one holds
+	// more): _output/bench/heap-<namespace>.pprof, which hack/bench.sh moves to heap-<scale>/.
+	if profile, err := kcmGet("/debug/pprof/heap"); err == nil && *benchOut != "" {
+		_ = os.WriteFile(filepath.Join(*benchOut, "heap-"+ns+".pprof"), []byte(profile), 0o644)
+	}
+	return nil
 }
 
 func createConfig(ctx context.Context, c kubernetes.Interface, ns, name, value string) error {

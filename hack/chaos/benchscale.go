@@ -34,7 +34,7 @@ import (
 // API calls of the fan-out by verb.
 var (
 	benchOptIn   = flag.Int("bench-optin", 60, "with -bench: opt-in workloads across the three kinds for P2, each snapshotting and watching a 12 KiB ConfigMap of its own")
-	benchOnly    = flag.String("bench-scenarios", "all", "with -bench: all, p5 (only the fan-out: BENCH_SCALE=fanout) p6 (only the paced fan-out, patched without and with a limit: BENCH_SCALE=paced) p7 (only the fan-out over the three kinds: BENCH_SCALE=mix) sweep (source size x sharers: BENCH_SCALE=sweep) or slo (watched edits against the KEP's 99% within 5 s, patched only: BENCH_SCALE=slo)")
+	benchOnly    = flag.String("bench-scenarios", "all", "with -bench: all, p5 (only the fan-out: BENCH_SCALE=fanout) p6 (only the paced fan-out, patched without and with a limit: BENCH_SCALE=paced) p7 (only the fan-out over the three kinds: BENCH_SCALE=mix) sweep (source size x sharers: BENCH_SCALE=sweep) slo (watched edits against the KEP's 99% within 5 s, patched only: BENCH_SCALE=slo) or rss (P2 alone, then the memory after a forced GC: BENCH_SCALE=rss)")
 	benchWriters = flag.Int("bench-writers", 8, "with -bench: parallel writers that create the bench's data")
 )
 

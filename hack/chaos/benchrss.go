@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+// BENCH_SCALE=rss: P2 alone, at full's size, followed by what kube-controller-manager's resident
+// memory does once its garbage is collected: is the patched one's larger RSS memory it holds, or
+// idle heap that the Go runtime has not returned to the OS yet?
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+var (
+	benchRSSAfter   = flag.String("bench-rss-after", "60s,180s", "with -bench-scenarios rss: when, after the forced garbage collection, to read kube-controller-manager's memory again")
+	benchGOMEMLIMIT = flag.String("bench-gomemlimit", "", "GOMEMLIMIT of both controller managers, e.g. 1GiB (BENCH_GOMEMLIMIT): the same soft memory limit on both sides")
+)
+
+// rssAfter returns -bench-rss-after's durations.
+func rssAfter() ([]time.Duration, error) {
+	var out []time.Duration
+	for _, s := range strings.Split(*benchRSSAfter, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("-bench-rss-after: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// setGOMEMLIMIT gives both controller managers -bench-gomemlimit, for their next start.
+func setGOMEMLIMIT() {
+	if *benchGOMEMLIMIT == "" {
+		return
+	}
+	p := procs["kube-controller-manager"]
+	env := p.env
+	if env == nil {
+		env = os.Environ()
+	}
+	p.env = append(slicesWithout(env, "GOMEMLIMIT="), "GOMEMLIMIT="+*benchGOMEMLIMIT)
+}
+
+// rssScenario is P2 (memoryScenario, whose reading of the Go heap forces a garbage collection),
+// then VmRSS and RssAnon right after that collection and at each -bench-rss-after, and VmHWM.
+// Meanwhile VmRSS and RssAnon are sampled every second into rss-<namespace>.csv of -bench-out.
+func rssScenario(ctx context.Context, c, setup kubernetes.Interface, ns string, patched bool, f map[string]float64) error {
+	after, err := rssAfter()
+	if err != nil {
+		return err
+	}
+	stop := sampleRSS(ns)
+	defer stop()
+	if err := memoryScenario(ctx, c, setup, ns, patched, f); err != nil {
+		return err
+	}
+	collected := time.Now()
+	read := func(key string) error {
+		var err error
+		if f["rss-"+key], err = kcmRSS(); err != nil {
+			return err
+		}
+		f["anon-"+key], err = kcmStatus("RssAnon:")
+		return err
+	}
+	if err := read("gc"); err != nil {
+		return err
+	}
+	for _, d := range after {
+		step(fmt.Sprintf("bench:   P2 memory %v after the forced garbage collection", d))
+		time.Sleep(time.Until(collected.Add(d)))
+		if err := read(d.String()); err != nil {
+			return err
+		}
+	}
+	f["rss-peak"], err = kcmPeakRSS()
+	return err
+}
+
+// sampleRSS writes kube-controller-manager's VmRSS and RssAnon (MiB) every second to
+// rss-<ns>.csv of -bench-out until the function it returns is called.
+func sampleRSS(ns string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		if *benchOut == "" {
+			return
+		}
+		out, err := os.Create(filepath.Join(*benchOut, "rss-"+ns+".csv"))
+		if err != nil {
+			return
+		}
+		defer out.Close()
+		fmt.Fprintln(out, "seconds,vmrss_mib,rssanon_mib")
+		start := time.Now()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			rss, err1 := kcmRSS()
+			anon, err2 := kcmStatus("RssAnon:")
+			if err1 == nil && err2 == nil {
+				fmt.Fprintf(out, "%.0f,%.1f,%.1f\n", time.Since(start).Seconds(), rss, anon)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// writeRSS writes BENCH_SCALE=rss's table: rss, or rss-gomemlimit with -bench-gomemlimit.
+func writeRSS(col func(mode, key string) []float64, st *stamp) error {
+	after, err := rssAfter()
+	if err != nil {
+		return err
+	}
+	limit := "no GOMEMLIMIT"
+	if *benchGOMEMLIMIT != "" {
+		limit = "GOMEMLIMIT=" + *benchGOMEMLIMIT + " on both sides"
+	}
+	what := fmt.Sprintf("%d Secrets + %d ConfigMaps of 12 KiB and %d opt-in workloads across the three kinds (P2 of full), %s", *benchSecrets, *benchSecrets, *benchOptIn, limit)
+	last := after[len(after)-1].String()
+	results := []benchResult{
+		compare("RSS before the forced GC", "MiB", col("stock", "p2-rss"), col("patched", "p2-rss"), atMostRatio(1.05), "VmRSS as P2 reads it: "+what),
+		compare("Go heap after the forced GC", "MiB", col("stock", "p2-heap"), col("patched", "p2-heap"), atMostRatio(1.02), "go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1: the live objects"),
+		compare("idle heap not returned to the OS, after the GC", "MiB", col("stock", "p2-heap-unreturned"), col("patched", "p2-heap-unreturned"), target{}, "go_memstats_heap_idle_bytes - heap_released_bytes"),
+		compare("RSS right after the forced GC", "MiB", col("stock", "rss-gc"), col("patched", "rss-gc"), target{}, "VmRSS"),
+		compare("RssAnon right after the forced GC", "MiB", col("stock", "anon-gc"), col("patched", "anon-gc"), target{}, "RssAnon of /proc/<pid>/status: anonymous memory, without the binary's pages"),
+	}
+	for _, d := range after {
+		t := target{}
+		if d.String() == last {
+			t = atMostRatio(1.05)
+		}
+		results = append(results,
+			compare("RSS "+d.String()+" after the GC", "MiB", col("stock", "rss-"+d.String()), col("patched", "rss-"+d.String()), t, "VmRSS, the controller manager idle meanwhile"),
+			compare("RssAnon "+d.String()+" after the GC", "MiB", col("stock", "anon-"+d.String()), col("patched", "anon-"+d.String()), t, "RssAnon"))
+	}
+	results = append(results, compare("peak RSS", "MiB", col("stock", "rss-peak"), col("patched", "rss-peak"), target{}, "VmHWM at the last reading; the 1 Hz series of each run is _output/bench/rss-<namespace>.csv"))
+	name := "rss"
+	if *benchGOMEMLIMIT != "" {
+		name += "-gomemlimit"
+	}
+	return writeResults(name, results, "", st)
+}
