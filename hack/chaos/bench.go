@@ -715,6 +715,12 @@ func kcmMemory() (map[string]float64, error) {
 	if _, err := kcmGet("/debug/pprof/heap?gc=1"); err != nil {
 		return nil, err
 	}
+	return kcmMemStats()
+}
+
+// kcmMemStats returns kube-controller-manager's go_memstats_*_bytes as they are, in MiB by
+// name without that prefix and suffix (heap_alloc, heap_idle, ...), without a collection.
+func kcmMemStats() (map[string]float64, error) {
 	body, err := kcmGet("/metrics")
 	if err != nil {
 		return nil, err
