@@ -162,7 +162,6 @@ func writeRSS(col func(mode, key string) []float64, st *stamp) error {
 	results := []benchResult{
 		compare("RSS before the forced GC", "MiB", col("stock", "p2-rss"), col("patched", "p2-rss"), atMostRatio(1.05), "VmRSS as P2 reads it: "+what),
 		compare("Go heap after the forced GC", "MiB", col("stock", "p2-heap"), col("patched", "p2-heap"), atMostRatio(1.02), "go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1: the live objects"),
-		compare("idle heap not returned to the OS, after the GC", "MiB", col("stock", "p2-heap-unreturned"), col("patched", "p2-heap-unreturned"), target{}, "go_memstats_heap_idle_bytes - heap_released_bytes"),
 	}
 	keys := []string{"gc"}
 	for _, d := range after {
