@@ -838,7 +838,8 @@ func intervalString(r benchResult) string {
 }
 
 // writeResults prints the table and writes it as <name>.json and <name>.md, with the stamp
-// (<name>-unlimited.* with -bench-unlimited).
+// (<name>-unlimited.* with -bench-unlimited), and the verdicts of the run it replaces when that
+// run measured the same series (verdictsAgainst).
 func writeResults(name string, results []benchResult, extra string, st *stamp) error {
 	if *benchUnlimited {
 		name += "-unlimited"
@@ -862,6 +863,13 @@ func writeResults(name string, results []benchResult, extra string, st *stamp) e
 		"A target is met when the whole interval of its median (in brackets: a 90%% bootstrap from %d pairs, the pairs' range below) is on its side, missed when all of it is past, undecided otherwise.\n",
 		counts[verdictMet], counts[verdictMissed], counts[verdictUndecided], bootstrapMinRuns)
 	md.WriteString(extra)
+	if *benchOut != "" {
+		prev, err := readPreviousRun(filepath.Join(*benchOut, name+".json"))
+		if err != nil {
+			return err
+		}
+		md.WriteString(verdictsAgainst(prev, st, results))
+	}
 	return saveTable(name, md.String(), map[string]interface{}{"stamp": st, "results": results})
 }
 
