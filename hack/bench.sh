@@ -122,7 +122,17 @@ p4() {
 # Fake nodes of 1,000 pods each: BENCH_SCALE=full runs 600 pods of workloads that do not opt in.
 NODES=${NODES:-2} FAKE_NODE_PODS=1000 "${FORK_ROOT}/hack/local-up.sh"
 # shellcheck disable=SC2317 # called by the trap
-cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
+# A run that fails keeps the components' logs (kwokctl removes them with the cluster) in
+# _output/bench/logs-<scale>/, so that a controller manager that did not come up can be read.
+cleanup() {
+  local rc=$?
+  if ((rc != 0)); then
+    rm -rf "${FORK_OUTPUT}/bench/logs-${BENCH_SCALE}"
+    cp -r "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/logs" "${FORK_OUTPUT}/bench/logs-${BENCH_SCALE}" 2>/dev/null &&
+      log "the run failed: the cluster's logs are in _output/bench/logs-${BENCH_SCALE}"
+  fi
+  "${FORK_ROOT}/hack/local-down.sh"
+}
 trap cleanup EXIT
 read -r host cert key < <(kcm_metric_endpoint)
 # The repository's commit, "-dirty" when anything but its documentation (the bench writes

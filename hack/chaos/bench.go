@@ -344,7 +344,7 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 		return nil, err
 	}
 	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager does not work: %w", err)
+		return nil, fmt.Errorf("kube-controller-manager does not work (%s): %w", processState("kube-controller-manager"), err)
 	}
 	if p3Only {
 		step("bench:   P3 latency")

@@ -509,6 +509,19 @@ func readPid(component string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(raw)))
 }
 
+// processState says whether the component that start started still runs, for an error that
+// says it does not work.
+func processState(component string) string {
+	pid, err := readPid(component)
+	switch {
+	case err != nil:
+		return "no pid: " + err.Error()
+	case exited(fmt.Sprintf("/proc/%d", pid)):
+		return fmt.Sprintf("pid %d has exited: see its log", pid)
+	}
+	return fmt.Sprintf("pid %d runs", pid)
+}
+
 // swap restarts kube-apiserver or kube-controller-manager with the binary of the same name in
 // dir, with the command line kwokctl gave it and the feature gate added (gated) or removed. A
 // restart of kube-apiserver restarts the controller manager and the scheduler too: they exit
@@ -552,7 +565,8 @@ func restart(component string) error {
 }
 
 // stop sends sig to the component if it runs and waits until it has exited (SIGKILL after a
-// minute).
+// minute, and waits for that too: a successor started before the process is gone would find
+// its ports taken).
 func stop(component string, sig syscall.Signal) error {
 	pid, err := readPid(component)
 	if err != nil {
@@ -568,7 +582,12 @@ func stop(component string, sig syscall.Signal) error {
 	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		return exited(path), nil
 	}); err != nil {
-		return syscall.Kill(pid, syscall.SIGKILL)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return err
+		}
+		return wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return exited(path), nil
+		})
 	}
 	return nil
 }
