@@ -864,11 +864,13 @@ func writeResults(name string, results []benchResult, extra string, st *stamp) e
 		counts[verdictMet], counts[verdictMissed], counts[verdictUndecided], bootstrapMinRuns)
 	md.WriteString(extra)
 	if *benchOut != "" {
-		prev, err := readPreviousRun(filepath.Join(*benchOut, name+".json"))
-		if err != nil {
-			return err
+		// The comparison is an extra: a previous file that cannot be read must not cost this
+		// run its table.
+		if prev, err := readPreviousRun(filepath.Join(*benchOut, name+".json")); err != nil {
+			fmt.Fprintf(&md, "\nNo comparison with the previous run: %v.\n", err)
+		} else {
+			md.WriteString(verdictsAgainst(prev, st, results))
 		}
-		md.WriteString(verdictsAgainst(prev, st, results))
 	}
 	return saveTable(name, md.String(), map[string]interface{}{"stamp": st, "results": results})
 }
