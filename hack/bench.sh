@@ -144,7 +144,7 @@ log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manag
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
   -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/kubectl" \
   -kcm-metrics "https://${host}/metrics" -kcm-cert "${cert}" -kcm-key "${key}" -bench-out "${FORK_OUTPUT}/bench" \
-  -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-repo "${repo_commit}" -bench-scale "${BENCH_SCALE}" \
+  -bench-series "$(git -C "${KUBE_TREE}" rev-parse HEAD)" -bench-tree "$(git -C "${KUBE_TREE}" rev-parse 'HEAD^{tree}')" -bench-repo "${repo_commit}" -bench-scale "${BENCH_SCALE}" \
   -p4-stock-ns "${p4_stock}" -p4-patched-ns "${p4_patched}" -p4-stock-allocs "${p4_stock_allocs}" -p4-patched-allocs "${p4_patched_allocs}" "${scale[@]}" "$@"
 
 # What the patched controller manager's heap holds more than stock's at P2's reading, all pairs

@@ -35,6 +35,7 @@ import (
 var (
 	benchPairs  = flag.Int("bench-pairs", 5, "with -bench: stock/patched pairs, stock first in odd pairs and patched first in even ones")
 	benchSeries = flag.String("bench-series", "", "with -bench: the commit of the series under test (the tree's HEAD), for the stamp")
+	benchTree   = flag.String("bench-tree", "", "with -bench: the git tree id of the series under test (HEAD^{tree}: the build version's metadata), for the stamp")
 	benchRepo   = flag.String("bench-repo", "", "with -bench: the repository's commit, for the stamp")
 	benchScale  = flag.String("bench-scale", "", "with -bench: BENCH_SCALE, for the stamp")
 )
@@ -187,9 +188,12 @@ func compare(scenario, unit string, stock, patched []float64, t target, note str
 type stamp struct {
 	Date   string `json:"date"`
 	Series string `json:"seriesCommit"`
-	Repo   string `json:"repositoryCommit"`
-	Scale  string `json:"scale"`
-	Pairs  int    `json:"pairs"`
+	// Tree is the series' git tree id, which the build's version carries: the same patches give
+	// the same tree on every machine, where make tree's commits differ (their dates).
+	Tree  string `json:"seriesTree,omitempty"`
+	Repo  string `json:"repositoryCommit"`
+	Scale string `json:"scale"`
+	Pairs int    `json:"pairs"`
 	// RateLimits is "default" (the client-side rate limits of the command lines) or "lifted"
 	// (-bench-unlimited).
 	RateLimits string `json:"clientRateLimits"`
@@ -204,7 +208,7 @@ type stamp struct {
 }
 
 func newStamp() *stamp {
-	s := &stamp{Date: time.Now().UTC().Format(time.RFC3339), Series: *benchSeries, Repo: *benchRepo, Scale: *benchScale,
+	s := &stamp{Date: time.Now().UTC().Format(time.RFC3339), Series: *benchSeries, Tree: *benchTree, Repo: *benchRepo, Scale: *benchScale,
 		Pairs: *benchPairs, RateLimits: map[bool]string{false: "default", true: "lifted"}[*benchUnlimited], Flags: map[string]string{}}
 	s.Machine.Cores = runtime.NumCPU()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
@@ -231,8 +235,12 @@ func (s *stamp) recordFlags(mode string) {
 }
 
 func (s *stamp) String() string {
+	series := short(s.Series)
+	if s.Tree != "" {
+		series += ", tree " + short(s.Tree)
+	}
 	return fmt.Sprintf("%s, series %s (repository %s), BENCH_SCALE=%s, %d pairs, client rate limits %s, %d cores, %.0f GiB, kernel %s, took %s",
-		s.Date, short(s.Series), short(s.Repo), s.Scale, s.Pairs, s.RateLimits, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)
+		s.Date, series, short(s.Repo), s.Scale, s.Pairs, s.RateLimits, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)
 }
 
 func short(commit string) string {

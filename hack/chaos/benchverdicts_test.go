@@ -33,7 +33,7 @@ func TestVerdictsAgainst(t *testing.T) {
 		}
 		return append(rs, benchResult{Scenario: "no target"})
 	}
-	st := &stamp{Series: "s1", Pairs: 8, RateLimits: "default"}
+	st := &stamp{Series: "s1", Tree: "t1", Pairs: 8, RateLimits: "default"}
 	prev := &previousRun{Stamp: stamp{Date: "d", Series: "s1", Pairs: 8, RateLimits: "default"}, Results: run(verdictMet, verdictMissed, verdictUndecided)}
 
 	got := verdictsAgainst(prev, st, run(verdictMet, verdictMissed, verdictMet))
@@ -44,13 +44,19 @@ func TestVerdictsAgainst(t *testing.T) {
 		t.Errorf("the same verdicts: got\n%s", got)
 	}
 	for name, other := range map[string]stamp{
-		"another series":     {Series: "s2", Pairs: 8, RateLimits: "default"},
-		"another pair count": {Series: "s1", Pairs: 5, RateLimits: "default"},
-		"other rate limits":  {Series: "s1", Pairs: 8, RateLimits: "lifted"},
+		"another series":               {Series: "s2", Tree: "t2", Pairs: 8, RateLimits: "default"},
+		"another series, tree unknown": {Series: "s2", Pairs: 8, RateLimits: "default"},
+		"another pair count":           {Series: "s1", Pairs: 5, RateLimits: "default"},
+		"other rate limits":            {Series: "s1", Pairs: 8, RateLimits: "lifted"},
 	} {
 		if got := verdictsAgainst(&previousRun{Stamp: other, Results: prev.Results}, st, run(verdictMet)); got != "" {
 			t.Errorf("%s: got\n%s\nwant nothing", name, got)
 		}
+	}
+	// The same patches committed by make tree on another machine: another commit, the same tree.
+	elsewhere := &previousRun{Stamp: stamp{Series: "s9", Tree: "t1", Pairs: 8, RateLimits: "default"}, Results: prev.Results}
+	if got := verdictsAgainst(elsewhere, st, run(verdictMet, verdictMissed, verdictUndecided)); !strings.Contains(got, "**3 of 3 the same**") {
+		t.Errorf("the same tree, another commit: got\n%s", got)
 	}
 	if got := verdictsAgainst(nil, st, run(verdictMet)); got != "" {
 		t.Errorf("no previous run: got %q", got)
