@@ -579,15 +579,12 @@ func stop(component string, sig syscall.Signal) error {
 	if err := syscall.Kill(pid, sig); err != nil {
 		return err
 	}
-	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		return exited(path), nil
-	}); err != nil {
+	gone := func(context.Context) (bool, error) { return exited(path), nil }
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, gone); err != nil {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			return err
 		}
-		return wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			return exited(path), nil
-		})
+		return wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, gone)
 	}
 	return nil
 }
