@@ -78,17 +78,9 @@ build_chaos
 
 # P4: one sync of a Deployment at rest that mounts four ConfigMaps without snapshot, in the stock
 # tree and in the patched tree with the feature on (hack/bench/sync_bench_test.go, copied into
-# each tree to build its test binary). The two binaries run in turn, p4_rounds (11) times each, the first
+# each tree to build its test binary: build_p4). The two binaries run in turn, p4_rounds (11) times each, the first
 # of each pair alternating (this machine's CPU time drifts by 10% from one minute to the next):
 # the medians of their ns/op are compared, and their allocations per sync, which do not drift.
-p4_build() {
-  local tree=$1 shim=$2 dir=${1}/pkg/controller/deployment
-  cp "${FORK_ROOT}/hack/bench/sync_bench_test.go" "${dir}/zz_fork_sync_bench_test.go"
-  cp "${FORK_ROOT}/hack/bench/sync_bench_shim_${shim}.go.txt" "${dir}/zz_fork_sync_bench_shim_test.go"
-  (cd "${tree}" && go test -c -o "${FORK_OUTPUT}/bench/p4-${shim}.test" ./pkg/controller/deployment) >&2 || true
-  rm -f "${dir}/zz_fork_sync_bench_test.go" "${dir}/zz_fork_sync_bench_shim_test.go"
-  [[ -x ${FORK_OUTPUT}/bench/p4-${shim}.test ]] || die "P4: the benchmark does not build in ${tree}"
-}
 mkdir -p "${FORK_OUTPUT}/bench"
 # P2's heap profiles, kept per scale (_output/bench/heap-<scale>/) until that scale runs again.
 heaps=${FORK_OUTPUT}/bench/heap-${BENCH_SCALE}${suffix}
@@ -98,8 +90,8 @@ p4_stock='' p4_patched='' p4_stock_allocs='' p4_patched_allocs=''
 p4() {
   rm -f "${FORK_OUTPUT}"/bench/p4-*
   log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
-  p4_build "${FORK_OUTPUT}/stock-kubernetes" stock
-  p4_build "${KUBE_TREE}" patched
+  build_p4 "${FORK_OUTPUT}/stock-kubernetes" stock "${FORK_OUTPUT}/bench/p4-stock.test" || die "P4: the benchmark does not build in the stock tree"
+  build_p4 "${KUBE_TREE}" patched "${FORK_OUTPUT}/bench/p4-patched.test" || die "P4: the benchmark does not build in ${KUBE_TREE}"
   p4_rounds=11
   for round in $(seq "${p4_rounds}"); do
     order=(stock patched)

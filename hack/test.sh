@@ -4,7 +4,8 @@
 #   monitoring   the alert rules and dashboard of monitoring/ against the series' metrics, and
 #                promtool's unit tests of the rules (hack/test-monitoring.sh)
 #   unit         the unit tests of every package the series touches, plus the upstream suites
-#                that guard the API (round trip, validation, registry, features, RBAC, k8s.io/api)
+#                that guard the API (round trip, validation, registry, features, RBAC, k8s.io/api),
+#                after a build of make bench's P4 against the tree
 #   integration  test/integration with a real kube-apiserver and etcd (from hack/install-etcd.sh)
 #   e2e          the ConfigSnapshot e2e tests (upstream's framework) against the local cluster of
 #                'make up' (started for the run, and stopped, unless one is running already):
@@ -134,6 +135,13 @@ join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
 
 run_unit() {
   stage_chaos
+  # make bench's P4 (hack/bench) builds against the tree: nothing else compiles its shim.
+  log "unit tests: make bench's P4 builds against the tree"
+  if ! build_p4 "${KUBE_TREE}" patched "${LOGS}/p4-patched.test" 2>"${LOGS}/p4-build.log"; then
+    result[unit]="FAIL (make bench's P4 does not build against the tree; see ${LOGS#"${FORK_ROOT}"/}/p4-build.log)"
+    return 1
+  fi
+  rm -f "${LOGS}/p4-patched.test"
   log "unit tests: ${#UNIT_PACKAGES[@]} package patterns"
   local status ok failed_pkgs=() retry=() blocking=() p retried
   set +e

@@ -183,6 +183,20 @@ build_chaos() {
   (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/chaos" ./test/e2e_fork/chaos)
 }
 
+# build_p4 TREE SHIM OUT: build make bench's P4 into the test binary OUT: the tree's
+# pkg/controller/deployment with hack/bench/sync_bench_test.go and the tree's shim
+# (hack/bench/sync_bench_shim_{stock,patched}.go.txt), which the tree does not keep afterwards.
+# make test builds the patched one, so that a hook whose signature the shim no longer follows
+# fails there, not at the bench.
+build_p4() {
+  local tree=$1 shim=$2 out=$3 dir=${1}/pkg/controller/deployment rc=0
+  cp "${FORK_ROOT}/hack/bench/sync_bench_test.go" "${dir}/zz_fork_sync_bench_test.go"
+  cp "${FORK_ROOT}/hack/bench/sync_bench_shim_${shim}.go.txt" "${dir}/zz_fork_sync_bench_shim_test.go"
+  (cd "${tree}" && go test -c -o "${out}" ./pkg/controller/deployment) >&2 || rc=$?
+  rm -f "${dir}/zz_fork_sync_bench_test.go" "${dir}/zz_fork_sync_bench_shim_test.go"
+  return "${rc}"
+}
+
 # kcm_metric_endpoint: "HOST CERT KEY" of the local cluster's kube-controller-manager /metrics,
 # from the cluster's kwok.yaml (kwokctl starts it with /metrics open to every client and records
 # the endpoint with the cluster's client certificate).
