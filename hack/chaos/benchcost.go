@@ -44,6 +44,7 @@ const unlimitedQPS = "100000"
 //	"request VERB resource code"  apiserver_request_total
 //	"time VERB resource"          apiserver_request_duration_seconds_sum (seconds)
 //	"cpu kube-apiserver"          process_cpu_seconds_total of kube-apiserver
+//	"cpu kube-controller-manager" process_cpu_seconds_total of kube-controller-manager
 //	"loopback METHOD code"        rest_client_requests_total of kube-apiserver (its own clients)
 //	"etcd puts", "etcd put bytes" etcd_mvcc_put_total, etcd_debugging_mvcc_total_put_size_in_bytes
 //	"watch bytes resource"        apiserver_watch_events_sizes_sum: watch events sent to every watcher
@@ -53,7 +54,8 @@ const unlimitedQPS = "100000"
 //	"apf waited level"            its _count: the requests of that priority level
 type costs map[string]float64
 
-// readCosts reads the API server's metrics and, when the bench knows where it is, etcd's.
+// readCosts reads the API server's metrics and, when the bench knows where they are, etcd's and
+// kube-controller-manager's CPU time.
 func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -95,6 +97,17 @@ func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 				out["etcd db bytes"] = v
 			}
 		})
+	}
+	// kube-controller-manager may be between a stop and a start (the readings around an edit
+	// are taken while it runs): without it, the reading has no such key.
+	if *kcmMetrics != "" {
+		if body, err := kcmGet("/metrics"); err == nil {
+			samples(body, func(name, _ string, v float64) {
+				if name == "process_cpu_seconds_total" {
+					out["cpu kube-controller-manager"] = v
+				}
+			})
+		}
 	}
 	return out, nil
 }
@@ -199,6 +212,7 @@ func costTable(title string, names []string, cols []costs) string {
 	}
 	row("**requests, total**", costs.total, "**%.2f**")
 	row("kube-apiserver CPU (ms)", func(c costs) float64 { return 1000 * c["cpu kube-apiserver"] }, "%.2f")
+	row("kube-controller-manager CPU (ms)", func(c costs) float64 { return 1000 * c["cpu kube-controller-manager"] }, "%.2f")
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if strings.HasPrefix(k, "loopback ") && slices.ContainsFunc(cols, func(c costs) bool { return c[k] >= 0.005 }) {
 			row("kube-apiserver loopback "+strings.TrimPrefix(k, "loopback "), func(c costs) float64 { return c[k] }, "%.2f")
