@@ -93,7 +93,8 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		return err
 	}
 	// Both controller managers run with the command line kwokctl gave, plus the heap profile
-	// among the paths that need no authorization (it forces a GC before memory is read).
+	// (it forces a GC before memory is read) and the CPU profile (for whoever studies a run)
+	// among the paths that need no authorization.
 	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		if err := record(component); err != nil {
 			return err
@@ -101,7 +102,7 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 	}
 	for i, a := range procs["kube-controller-manager"].args {
 		if strings.HasPrefix(a, "--authorization-always-allow-paths=") {
-			procs["kube-controller-manager"].args[i] = a + ",/debug/pprof/heap"
+			procs["kube-controller-manager"].args[i] = a + ",/debug/pprof/heap,/debug/pprof/profile"
 		}
 	}
 	switch *benchOnly {
