@@ -45,6 +45,8 @@ const unlimitedQPS = "100000"
 //	"time VERB resource"          apiserver_request_duration_seconds_sum (seconds)
 //	"cpu kube-apiserver"          process_cpu_seconds_total of kube-apiserver
 //	"cpu kube-controller-manager" process_cpu_seconds_total of kube-controller-manager
+//	"syncs deployment"            workqueue_adds_total of kube-controller-manager's deployment queue:
+//	                              the Deployment syncs queued (an add of a key already queued is not counted)
 //	"loopback METHOD code"        rest_client_requests_total of kube-apiserver (its own clients)
 //	"etcd puts", "etcd put bytes" etcd_mvcc_put_total, etcd_debugging_mvcc_total_put_size_in_bytes
 //	"watch bytes resource"        apiserver_watch_events_sizes_sum: watch events sent to every watcher
@@ -102,9 +104,12 @@ func readCosts(ctx context.Context, c kubernetes.Interface) (costs, error) {
 	// are taken while it runs): without it, the reading has no such key.
 	if *kcmMetrics != "" {
 		if body, err := kcmGet("/metrics"); err == nil {
-			samples(body, func(name, _ string, v float64) {
-				if name == "process_cpu_seconds_total" {
+			samples(body, func(name, labels string, v float64) {
+				switch {
+				case name == "process_cpu_seconds_total":
 					out["cpu kube-controller-manager"] = v
+				case name == "workqueue_adds_total" && label(labels, "name") == "deployment":
+					out["syncs deployment"] = v
 				}
 			})
 		}
@@ -213,6 +218,7 @@ func costTable(title string, names []string, cols []costs) string {
 	row("**requests, total**", costs.total, "**%.2f**")
 	row("kube-apiserver CPU (ms)", func(c costs) float64 { return 1000 * c["cpu kube-apiserver"] }, "%.2f")
 	row("kube-controller-manager CPU (ms)", func(c costs) float64 { return 1000 * c["cpu kube-controller-manager"] }, "%.2f")
+	row("Deployment syncs queued", func(c costs) float64 { return c["syncs deployment"] }, "%.2f")
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if strings.HasPrefix(k, "loopback ") && slices.ContainsFunc(cols, func(c costs) bool { return c[k] >= 0.005 }) {
 			row("kube-apiserver loopback "+strings.TrimPrefix(k, "loopback "), func(c costs) float64 { return c[k] }, "%.2f")

@@ -237,6 +237,8 @@ func fanOutResults(col func(mode, key string) []float64) []benchResult {
 			"process_cpu_seconds_total of kube-apiserver from before the edit to after the status writes, per revision, the revisions timed by a watch (no polling list of the bench's); stock column: stock template edits"),
 		compare("P5 kube-controller-manager CPU per new revision, watched ConfigMap edit", "ms", col("stock", "p5-kcm-cpu-template"), col("patched", "p5-kcm-cpu-source"), target{},
 			"process_cpu_seconds_total of kube-controller-manager over the same span, per revision: every controller's work, the snapshot engines' among it; stock column: stock template edits"),
+		compare("P5 Deployment syncs per new revision, watched ConfigMap edit", "syncs", col("stock", "p5-kcm-syncs-template"), col("patched", "p5-kcm-syncs-source"), target{},
+			"workqueue_adds_total of the deployment controller's queue over the same span, per revision: how often each Deployment was synced (a key added while it waits counts once); stock column: stock template edits"),
 		compare("P5 etcd bytes written per new revision, watched ConfigMap edit", "KiB", col("stock", "p5-etcd-bytes-template"), col("patched", "p5-etcd-bytes-source"), target{},
 			"etcd_debugging_mvcc_total_put_size_in_bytes over the same span, per revision: the ReplicaSets, the Deployments' status, the snapshot and its holders; stock column: stock template edits"),
 		compare("P5 watch bytes sent per new revision, watched ConfigMap edit", "KiB", col("stock", "p5-watch-bytes-template"), col("patched", "p5-watch-bytes-source"), target{},
@@ -267,6 +269,7 @@ func controlPlane(f map[string]float64, edit string, cs, after costs, n int, too
 	}
 	f["p5-apiserver-cpu-"+edit] = cs["cpu kube-apiserver"] * 1000
 	f["p5-kcm-cpu-"+edit] = cs["cpu kube-controller-manager"] * 1000
+	f["p5-kcm-syncs-"+edit] = cs["syncs deployment"]
 	f["p5-etcd-bytes-"+edit] = cs["etcd put bytes"] / 1024
 	f["p5-watch-bytes-"+edit] = watched / 1024
 	f["p5-apiserver-rss-"+edit] = after["rss kube-apiserver"] / (1 << 20)
