@@ -178,4 +178,5 @@ if [[ -f ${FORK_OUTPUT}/bench/${result}.md ]] && grep -q "^<!-- bench:${BENCH_SC
     $0 == "<!-- /bench:" scale " -->" { skip = 0 }
     !skip { print }' "${doc}" >"${doc}.new" && mv "${doc}.new" "${doc}"
   log "docs/benchmarks.md: the ${BENCH_SCALE}${suffix} section is this run's"
+  "${FORK_ROOT}/hack/bench-summary.sh"
 fi

@@ -3,6 +3,8 @@
 #   series     patches/ is exactly what the tree's commits export to, and the tree is clean
 #   release    patches/ has not changed since hack/RELEASE was last raised, and CHANGELOG.md has
 #              that release's section: every build of a changed series has its own number
+#   benchmarks docs/benchmarks.md's summary is what its sections say (hack/bench-summary.sh), and
+#              marks the sections whose run was of another tree than the series'
 #   apply      patches/ applies with plain 'git am' to a pristine upstream tree, giving the tree's content
 #   gofmt      every Go file the series touches is gofmt'ed
 #   generated  re-running the generators (hack/update-generated.sh) changes nothing
@@ -196,6 +198,10 @@ check_release() {
   fi
 }
 
+check_benchmarks() {
+  "${FORK_ROOT}/hack/bench-summary.sh" --check
+}
+
 check_walk() {
   "${FORK_ROOT}/hack/verify-series.sh" >&2
 }
@@ -205,7 +211,7 @@ check_rbac() {
 }
 
 checks=("$@")
-((${#checks[@]})) || checks=(series release apply gofmt generated rbac upstream lint typecheck spelling shell walk)
+((${#checks[@]})) || checks=(series release benchmarks apply gofmt generated rbac upstream lint typecheck spelling shell walk)
 for c in "${checks[@]}"; do
   log "verify: ${c}"
   if ! "check_${c}"; then failures+=("${c}"); fi
