@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the summary of docs/benchmarks.md (between <!-- bench:summary --> and its end marker)
 # from the sections that make bench wrote below it: one row per run (when, which tree, pairs,
-# rate limits, how many targets met, missed and undecided) and one row per figure that has a
-# target, with its interval and verdict as its run judged it. Nothing in it is typed by hand, so
+# rate limits, how many targets met, missed and undecided), one row per figure that has a
+# target, with its interval and verdict as its run judged it, and what a fan-out (P5) costs the
+# control plane per revision on both sides. Nothing in it is typed by hand, so
 # it cannot say what no run measured; a section of a tree other than the series' (a run of an
 # earlier release) is marked as such. make bench runs it after each run.
 #
@@ -63,6 +64,9 @@ summarize() {
       if (header == "scenario" && c[6] != "-" && c[6] != "") {
         count(sec, c[7])
         rows[++m] = sprintf("| %s | %s | %s | %s | %s | %s | %s |", sec, c[2], c[3], c[4], c[5], c[6], verdict(c[7]))
+      } else if (header == "scenario" && c[2] ~ /^P5 .*(per new revision|RSS after the edit)/) {
+        # What a fan-out costs the control plane per revision, on both sides: no target.
+        rows[++m] = sprintf("| %s | %s | %s | %s | %s | - | - |", sec, c[2], c[3], c[4], c[5])
       }
       # The objective of BENCH_SCALE=slo: the share of watched edits over 5 s, per kind and all.
       if (header == "kind" && nf >= 12) {
@@ -89,8 +93,9 @@ summarize() {
 
 {
   echo "Written by hack/bench-summary.sh from the sections below (make bench runs it after each run):"
-  echo "every run, and every figure that has a target, as its run judged it. The series (release"
-  echo "$(<"${FORK_ROOT}/hack/RELEASE")) is tree ${tree}; a section whose run was of another tree says so."
+  echo "every run, every figure that has a target as its run judged it, and P5's control plane per"
+  echo "revision (kube-apiserver's and kube-controller-manager's CPU, etcd and watch bytes, no target)."
+  echo "The series (release $(<"${FORK_ROOT}/hack/RELEASE")) is tree ${tree}; a section whose run was of another tree says so."
   echo
   summarize <"${doc}"
 } >"${TMP_DIR}/summary"
