@@ -72,6 +72,12 @@ if [[ -n ${BENCH_GOMEMLIMIT:-} ]]; then
   [[ ${BENCH_SCALE} == rss ]] || die "BENCH_GOMEMLIMIT is for BENCH_SCALE=rss"
   scale+=(-bench-gomemlimit "${BENCH_GOMEMLIMIT}") suffix+=-gomemlimit
 fi
+# BENCH_MIN_INTERVAL (e.g. 0: no batch window) is the patched controller manager's
+# --workload-config-snapshot-min-interval; the results are written as <name>-min-interval-<d>.*,
+# a section of docs/benchmarks.md only where it has one.
+if [[ -n ${BENCH_MIN_INTERVAL:-} ]]; then
+  scale+=(-bench-patched-min-interval "${BENCH_MIN_INTERVAL}") suffix+=-min-interval-${BENCH_MIN_INTERVAL}
+fi
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kube-controller-manager
 build_chaos

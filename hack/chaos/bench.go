@@ -231,13 +231,24 @@ func benchPairsRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp
 		}
 		for _, m := range order {
 			step(fmt.Sprintf("bench: pair %d of %d, kube-controller-manager %s", pair+1, *benchPairs, m.name))
-			setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", map[bool]string{true: "0"}[m.p3Only])
+			minInterval := map[bool]string{true: "0"}[m.p3Only]
+			if !m.p3Only && m.gated && *benchPatchedMinInterval != "" {
+				minInterval = *benchPatchedMinInterval
+			}
+			setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", minInterval)
 			if err := swap("kube-controller-manager", m.dir, m.gated); err != nil {
 				return nil, err
 			}
 			st.recordFlags(m.name)
 			// P3 without the minimum interval has no storm protection to wait out.
 			*benchMinInterval = map[bool]time.Duration{true: 0, false: 10 * time.Second}[m.p3Only]
+			if minInterval != "" {
+				d, err := time.ParseDuration(minInterval)
+				if err != nil {
+					return nil, fmt.Errorf("-bench-patched-min-interval: %w", err)
+				}
+				*benchMinInterval = d
+			}
 			r, err := benchScenarios(ctx, c, setup, fmt.Sprintf("bench-%s-%d", m.name, pair+1), m.gated, m.p3Only, pair == 0)
 			if err != nil {
 				return nil, fmt.Errorf("%s, pair %d: %w", m.name, pair+1, err)
@@ -840,11 +851,15 @@ func intervalString(r benchResult) string {
 }
 
 // writeResults prints the table and writes it as <name>.json and <name>.md, with the stamp
-// (<name>-unlimited.* with -bench-unlimited), and the verdicts of the run it replaces when that
-// run measured the same series (verdictsAgainst).
+// (<name>-unlimited.* with -bench-unlimited, <name>-min-interval-<d>.* with
+// -bench-patched-min-interval), and the verdicts of the run it replaces when that run measured
+// the same series (verdictsAgainst).
 func writeResults(name string, results []benchResult, extra string, st *stamp) error {
 	if *benchUnlimited {
 		name += "-unlimited"
+	}
+	if *benchPatchedMinInterval != "" {
+		name += "-min-interval-" + *benchPatchedMinInterval
 	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "Run: %s.\n\n", st)

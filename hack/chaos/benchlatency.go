@@ -41,6 +41,9 @@ import (
 var (
 	benchLatency = flag.Int("bench-latency", 30, "with -bench: workloads of each kind whose latency (edit → new revision) is measured")
 	benchSpacing = flag.Duration("bench-spacing", 500*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
+	// benchPatchedMinInterval, when set, is the patched controller manager's minimum interval
+	// in every scenario but P3's interval-0 run (which has its own).
+	benchPatchedMinInterval = flag.String("bench-patched-min-interval", "", "with -bench: the patched kube-controller-manager's --workload-config-snapshot-min-interval (BENCH_MIN_INTERVAL), e.g. 0 for no batch window; default: the controller manager's")
 	// benchMinInterval is the minimum interval of the controller manager being measured.
 	benchMinInterval = new(time.Duration)
 )
