@@ -3,8 +3,9 @@
 # kube-apiserver and kube-controller-manager (built from the tree's pristine base commit), then
 # the chaos program in its -upgrade mode (hack/chaos/upgrade.go, built in the tree) swaps them for
 # the patched ones with the gate on and back, and checks at each step what the workloads do (see
-# docs/design.md, "Upgrade and downgrade"). Needs no running local cluster; stops the one it
-# starts.
+# docs/design.md, "Upgrade and downgrade"); last, a downgrade to the previous release's binaries
+# (hack/build-previous.sh) and the upgrade from them, which roll nothing. Needs no running local
+# cluster; stops the one it starts.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -14,6 +15,7 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
 fi
 "${FORK_ROOT}/hack/build.sh"
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" kubectl kube-apiserver kube-controller-manager
+previous=$("${FORK_ROOT}/hack/build-previous.sh")
 build_chaos
 
 STOCK=1 NODES=${NODES:-2} "${FORK_ROOT}/hack/local-up.sh"
@@ -22,4 +24,4 @@ cleanup() { "${FORK_ROOT}/hack/local-down.sh"; }
 trap cleanup EXIT
 "${FORK_BIN}/chaos" -upgrade -kubeconfig "${KUBECONFIG}" \
   -kcm-pid-file "${LOCAL_DIR}/kwok/clusters/${LOCAL_CLUSTER}/pids/kube-controller-manager.pid" \
-  -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -kubectl "${FORK_BIN}/stock/kubectl" "$@"
+  -stock "${FORK_BIN}/stock" -patched "${FORK_BIN}" -previous "${previous}" -kubectl "${FORK_BIN}/stock/kubectl" "$@"

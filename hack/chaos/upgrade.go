@@ -45,7 +45,8 @@ import (
 // templates ask for snapshots without naming one, to their live sources, and nothing else; the
 // way forward again rolls nothing more. It restarts the components itself (same command line,
 // another binary, the feature gate added or removed), so it runs against the local cluster of
-// 'make up STOCK=1' (see hack/upgrade.sh).
+// 'make up STOCK=1' (see hack/upgrade.sh). With -previous it ends with a downgrade to the
+// previous release and the upgrade from it (upgrade_previous.go).
 var (
 	upgrade    = flag.Bool("upgrade", false, "instead of the chaos: swap the control plane between stock and patched binaries (see hack/upgrade.sh)")
 	stockBin   = flag.String("stock", "", "directory of the stock kube-apiserver and kube-controller-manager")
@@ -217,7 +218,10 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 	fmt.Printf("upgrade: PASS: upgrade 0 revisions/0 pods replaced; downgrade rolled the %d workloads that ask for snapshots to their live sources, nothing else; forward again 0 revisions/0 pods replaced; %d snapshots kept with their owners; stolen controller tokens Forbidden on a stock kube-apiserver next to the patched one and after the downgrade\n",
 		rolled, len(snapshotsBefore))
-	return nil
+	if *previousBin == "" {
+		return nil
+	}
+	return fromPrevious(ctx, c, all)
 }
 
 // toPatched upgrades the control plane to the patched binaries with the gate on: the API server
