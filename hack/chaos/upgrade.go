@@ -123,17 +123,10 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		return fmt.Errorf("stock kubectl rollout undo: %v: %s", err, out)
 	}
 	all := append(append([]upgradeWorkload{}, plain...), snap...)
-	if err := ready(ctx, c, all); err != nil {
-		return err
-	}
-	if err := waitQuiet(ctx, c); err != nil {
-		return err
-	}
-	upgraded, err := observe(ctx, c)
+	upgraded, snapshotsBefore, err := settled(ctx, c, all)
 	if err != nil {
 		return err
 	}
-	snapshotsBefore := snapshotOwners(ctx, c)
 
 	step("3b. an HA control plane mid-upgrade: a stolen controller token against every kube-apiserver, and a write through the stock one")
 	host, err := apiServerHost()
@@ -190,11 +183,8 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 	// Snapshots are ordinary ConfigMaps and Secrets to stock binaries: still there, owned by the
 	// revisions that used them, deleted by the stock garbage collector with their last owner.
-	snapshotsAfter := snapshotOwners(ctx, c)
-	for name, owners := range snapshotsBefore {
-		if got, ok := snapshotsAfter[name]; !ok || got != owners {
-			return fmt.Errorf("after the downgrade snapshot %s has owners %q, had %q", name, got, owners)
-		}
+	if err := keptOwners(ctx, c, snapshotsBefore, "the downgrade"); err != nil {
+		return err
 	}
 
 	// Nothing that the patched release stored (RBAC rules among it) lets a stolen controller
@@ -302,6 +292,30 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// settled waits until the workloads ws are ready and no revision is being made, and returns
+// their state and the owners of each snapshot.
+func settled(ctx context.Context, c kubernetes.Interface, ws []upgradeWorkload) (state, map[string]string, error) {
+	if err := ready(ctx, c, ws); err != nil {
+		return state{}, nil, err
+	}
+	if err := waitQuiet(ctx, c); err != nil {
+		return state{}, nil, err
+	}
+	s, err := observe(ctx, c)
+	return s, snapshotOwners(ctx, c), err
+}
+
+// keptOwners checks that every snapshot of before is still there with the same owners after what.
+func keptOwners(ctx context.Context, c kubernetes.Interface, before map[string]string, what string) error {
+	after := snapshotOwners(ctx, c)
+	for name, owners := range before {
+		if got, ok := after[name]; !ok || got != owners {
+			return fmt.Errorf("after %s snapshot %s has owners %q, had %q", what, name, got, owners)
+		}
+	}
+	return nil
 }
 
 // snapshotOwners returns the owners (names, sorted) of each snapshot in the namespace.

@@ -69,17 +69,10 @@ func fromPrevious(ctx context.Context, c kubernetes.Interface, all []upgradeWork
 		}
 	}
 	all = append(append([]upgradeWorkload{}, all...), prev...)
-	if err := ready(ctx, c, all); err != nil {
-		return err
-	}
-	if err := waitQuiet(ctx, c); err != nil {
-		return err
-	}
-	previous, err := observe(ctx, c)
+	previous, snapshotsBefore, err := settled(ctx, c, all)
 	if err != nil {
 		return err
 	}
-	snapshotsBefore := snapshotOwners(ctx, c)
 
 	step("8. upgrade from the previous release: no revision, no pod replaced, its snapshots kept")
 	if err := toPatched(); err != nil {
@@ -88,11 +81,8 @@ func fromPrevious(ctx context.Context, c kubernetes.Interface, all []upgradeWork
 	if err := unchanged(ctx, c, previous, "the upgrade from the previous release"); err != nil {
 		return err
 	}
-	snapshotsAfter := snapshotOwners(ctx, c)
-	for name, owners := range snapshotsBefore {
-		if got, ok := snapshotsAfter[name]; !ok || got != owners {
-			return fmt.Errorf("after the upgrade from the previous release snapshot %s has owners %q, had %q", name, got, owners)
-		}
+	if err := keptOwners(ctx, c, snapshotsBefore, "the upgrade from the previous release"); err != nil {
+		return err
 	}
 	fmt.Printf("upgrade: PASS: from and to the previous release 0 revisions/0 pods replaced; %d snapshots kept with their owners\n", len(snapshotsBefore))
 	return nil
