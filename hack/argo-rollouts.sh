@@ -47,9 +47,7 @@ apply_series() {
   local patches=("${PATCHES_DIR}"/*.patch)
   shopt -u nullglob
   ((${#patches[@]} > 0)) || return 0
-  if ! git -C "${KUBE_TREE}" var GIT_COMMITTER_IDENT >/dev/null 2>&1; then
-    export GIT_COMMITTER_NAME="Kubernetes Fork" GIT_COMMITTER_EMAIL="fork@localhost"
-  fi
+  committer_ident "${KUBE_TREE}"
   git -C "${KUBE_TREE}" am -q --keep-cr --committer-date-is-author-date "${patches[@]}" ||
     die "$(am_stopped_at) does not apply to Argo Rollouts ${ARGO_VERSION} plus the patches before it (git am left in progress in ${KUBE_TREE#"${FORK_ROOT}"/})"
   git -C "${KUBE_TREE}" rev-parse HEAD >"${KUBE_TREE}/.git/fork-synced"

@@ -52,9 +52,7 @@ shopt -s nullglob
 files=("${patches}"/patches/*.patch)
 shopt -u nullglob
 log "applying release ${previous}'s ${#files[@]} patches (repository ${commit:0:12}) to ${STOCK_TREE#"${FORK_ROOT}"/}"
-if ! git -C "${STOCK_TREE}" var GIT_COMMITTER_IDENT >/dev/null 2>&1; then
-  export GIT_COMMITTER_NAME="Kubernetes Fork" GIT_COMMITTER_EMAIL="fork@localhost"
-fi
+committer_ident "${STOCK_TREE}"
 git -C "${STOCK_TREE}" am -q --keep-cr --committer-date-is-author-date "${files[@]}" >&2
 
 ldflags=$(version_ldflags "${version}" "gitCommit=$(git -C "${STOCK_TREE}" rev-parse HEAD)" gitTreeState=clean)

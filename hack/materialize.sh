@@ -92,11 +92,7 @@ apply_series() {
   shopt -u nullglob
   ((${#patches[@]} > 0)) || { log "patches/ is empty: the tree is pristine ${KUBE_VERSION}"; return 0; }
   log "applying ${#patches[@]} patches"
-  # git am records a committer: on a machine without a git identity, name the tree's own (the
-  # patches keep their authors; the committer is not exported).
-  if ! git -C "${KUBE_TREE}" var GIT_COMMITTER_IDENT >/dev/null 2>&1; then
-    export GIT_COMMITTER_NAME="Kubernetes Fork" GIT_COMMITTER_EMAIL="fork@localhost"
-  fi
+  committer_ident "${KUBE_TREE}"
   if ! git -C "${KUBE_TREE}" am -q --keep-cr --committer-date-is-author-date "${patches[@]}"; then
     [[ $(tree_operation) == am ]] || die "git am failed before it applied anything (see above)"
     die "$(am_stopped_at) does not apply to ${KUBE_VERSION} plus the patches before it.

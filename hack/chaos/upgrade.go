@@ -79,12 +79,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		return err
 	}
 	plain := []upgradeWorkload{{"Deployment", "plain-deploy", false, false, false}, {"DaemonSet", "plain-ds", false, false, false}, {"StatefulSet", "plain-sts", false, false, false}}
-	for _, w := range plain {
-		if err := createUpgradeWorkload(ctx, c, w); err != nil {
-			return err
-		}
-	}
-	if err := ready(ctx, c, plain); err != nil {
+	if err := createReady(ctx, c, plain); err != nil {
 		return err
 	}
 	before, err := observe(ctx, c)
@@ -105,12 +100,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		{"Deployment", "snap-deploy", true, true, false}, {"DaemonSet", "snap-ds", true, true, false}, {"StatefulSet", "snap-sts", true, true, false},
 		{"Deployment", "nowatch-deploy", true, false, false}, {"Deployment", "pinned-deploy", true, true, true},
 	}
-	for _, w := range snap {
-		if err := createUpgradeWorkload(ctx, c, w); err != nil {
-			return err
-		}
-	}
-	if err := ready(ctx, c, snap); err != nil {
+	if err := createReady(ctx, c, snap); err != nil {
 		return err
 	}
 	if err := setData(ctx, c, "2"); err != nil {
@@ -146,11 +136,7 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 	}
 
 	step("4. downgrade to stock binaries")
-	// The supported skew: the controller manager goes back first, then the API server.
-	if err := swap("kube-controller-manager", *stockBin, false); err != nil {
-		return err
-	}
-	if err := swap("kube-apiserver", *stockBin, false); err != nil {
+	if err := downgradeTo(*stockBin, false); err != nil {
 		return err
 	}
 	if err := ready(ctx, c, all); err != nil {
@@ -212,6 +198,15 @@ func runUpgrade(ctx context.Context, c kubernetes.Interface) error {
 		return nil
 	}
 	return fromPrevious(ctx, c, all)
+}
+
+// downgradeTo swaps the control plane for the binaries in dir, with the gate on (gated) or off:
+// the controller manager first, then the API server (the supported skew).
+func downgradeTo(dir string, gated bool) error {
+	if err := swap("kube-controller-manager", dir, gated); err != nil {
+		return err
+	}
+	return swap("kube-apiserver", dir, gated)
 }
 
 // toPatched upgrades the control plane to the patched binaries with the gate on: the API server
@@ -384,6 +379,16 @@ func createUpgradeWorkload(ctx context.Context, c kubernetes.Interface, w upgrad
 			Replicas: ptr.To[int32](2), Selector: selector, Template: template, ServiceName: w.name, PodManagementPolicy: apps.ParallelPodManagement}}, metav1.CreateOptions{})
 	}
 	return err
+}
+
+// createReady creates the workloads ws and waits until they are ready.
+func createReady(ctx context.Context, c kubernetes.Interface, ws []upgradeWorkload) error {
+	for _, w := range ws {
+		if err := createUpgradeWorkload(ctx, c, w); err != nil {
+			return err
+		}
+	}
+	return ready(ctx, c, ws)
 }
 
 // ready waits until every workload has observed its generation and all its pods are updated

@@ -39,11 +39,7 @@ func fromPrevious(ctx context.Context, c kubernetes.Interface, all []upgradeWork
 	if err != nil {
 		return err
 	}
-	// The supported skew: the controller manager goes back first, then the API server.
-	if err := swap("kube-controller-manager", *previousBin, true); err != nil {
-		return err
-	}
-	if err := swap("kube-apiserver", *previousBin, true); err != nil {
+	if err := downgradeTo(*previousBin, true); err != nil {
 		return err
 	}
 	if err := unchanged(ctx, c, before, "the downgrade to the previous release"); err != nil {
@@ -52,12 +48,7 @@ func fromPrevious(ctx context.Context, c kubernetes.Interface, all []upgradeWork
 
 	step("7. the previous release snapshots workloads of each kind and rolls out a watched change")
 	prev := []upgradeWorkload{{"Deployment", "prev-deploy", true, true, false}, {"DaemonSet", "prev-ds", true, true, false}, {"StatefulSet", "prev-sts", true, true, false}}
-	for _, w := range prev {
-		if err := createUpgradeWorkload(ctx, c, w); err != nil {
-			return err
-		}
-	}
-	if err := ready(ctx, c, prev); err != nil {
+	if err := createReady(ctx, c, prev); err != nil {
 		return err
 	}
 	if err := setData(ctx, c, "3"); err != nil {

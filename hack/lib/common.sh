@@ -114,6 +114,14 @@ version_ldflags() {
   echo "${flags[*]}"
 }
 
+# committer_ident TREE: git am records a committer; on a machine without a git identity, name the
+# tree's own (the patches keep their authors; the committer is not exported).
+committer_ident() {
+  if ! git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1; then
+    export GIT_COMMITTER_NAME="Kubernetes Fork" GIT_COMMITTER_EMAIL="fork@localhost"
+  fi
+}
+
 # tree_operation: "am" while a git am is in progress in the tree, "rebase" while a git rebase is,
 # nothing otherwise.
 tree_operation() {
