@@ -35,9 +35,10 @@ if [[ -x ${OUT}/kube-apiserver && -x ${OUT}/kube-controller-manager && $(cat "${
 fi
 
 # The previous release's patches applied, for the build, to the worktree of the base commit that
-# the stock binaries are built in (hack/build-stock-kubectl.sh): the packages that no patch
-# touches come from the build cache of the stock build. The worktree goes back to the base commit
-# afterwards, as a failed or interrupted run leaves it for build-stock-kubectl.sh to put back.
+# the stock binaries are built in (hack/build-stock-kubectl.sh), and built at the tree's path
+# (at_tree_path): the packages that the two releases share come from the build cache of the
+# tree's own builds. The worktree goes back to the base commit afterwards, as a failed or
+# interrupted run leaves it for build-stock-kubectl.sh to put back.
 "${FORK_ROOT}/hack/build-stock-kubectl.sh" --worktree-only
 base=$(git -C "${KUBE_TREE}" rev-parse "${BASE_TAG}^{commit}")
 patches=$(mktemp -d)
@@ -60,7 +61,7 @@ mkdir -p "${OUT}"
 rm -f "${OUT}/COMMIT"
 for cmd in kube-apiserver kube-controller-manager; do
   log "building ${cmd} ${version} (the previous release)"
-  (cd "${STOCK_TREE}" && go_quiet go build -ldflags "${ldflags}" -o "${OUT}/${cmd}" "./cmd/${cmd}")
+  go_quiet at_tree_path "${STOCK_TREE}" go build -ldflags "${ldflags}" -o "${OUT}/${cmd}" "./cmd/${cmd}"
 done
 echo "${commit}" >"${OUT}/COMMIT"
 echo "${OUT}"

@@ -35,6 +35,6 @@ for cmd in "${commands[@]}"; do
   fi
   log "building stock ${cmd} ${KUBE_VERSION} (unpatched)"
   mkdir -p "$(dirname "${out}")"
-  (cd "${STOCK_TREE}" && go build -ldflags "${ldflags}" -o "${out}" "./cmd/${cmd}")
+  at_tree_path "${STOCK_TREE}" go build -ldflags "${ldflags}" -o "${out}" "./cmd/${cmd}"
   echo "${base}" >"${out}.base"
 done

@@ -130,6 +130,9 @@ unit_retryable() {
   [[ -z ${OUR_DIRS[${dir}]:-} ]]
 }
 
+# duration SECONDS: "12m5s".
+duration() { echo "$(($1 / 60))m$(($1 % 60))s"; }
+
 # join_list ITEM...: "a, b, c".
 join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
 
@@ -261,7 +264,8 @@ run_upgrade() {
 }
 
 main() {
-  local suites=("$@") start rc=0 s
+  local suites=("$@") start rc=0 s t
+  local -A took
   ((${#suites[@]})) || suites=(monitoring unit integration e2e upgrade)
   mkdir -p "${LOGS}"
   start=$(date +%s)
@@ -271,6 +275,7 @@ main() {
   cd "${KUBE_TREE}"
   rm -f "${LOGS}"/*.log
   for s in "${suites[@]}"; do
+    t=$(date +%s)
     case ${s} in
       monitoring) run_monitoring || rc=1 ;;
       unit) run_unit || rc=1 ;;
@@ -279,11 +284,12 @@ main() {
       upgrade) run_upgrade || rc=1 ;;
       *) die "unknown suite ${s} (known: monitoring unit integration e2e upgrade)" ;;
     esac
+    took[${s}]=$(duration $(($(date +%s) - t)))
   done
   local elapsed=$(($(date +%s) - start))
   local summary
-  summary="make test: $([[ ${rc} == 0 ]] && echo PASS || echo FAIL) in $((elapsed / 60))m$((elapsed % 60))s"
-  for s in "${suites[@]}"; do summary+=" | ${s}: ${result[${s}]:-not run}"; done
+  summary="make test: $([[ ${rc} == 0 ]] && echo PASS || echo FAIL) in $(duration "${elapsed}")"
+  for s in "${suites[@]}"; do summary+=" | ${s} (${took[${s}]:-0s}): ${result[${s}]:-not run}"; done
   echo
   echo "${summary}"
   return "${rc}"
