@@ -16,7 +16,7 @@ help:
 	@echo "Kubernetes v1.37.1 with ConfigMap and Secret snapshots (README.md). Start here:"
 	@echo "make up                build, then start a local cluster (kwok fake nodes) with the gate on (about 6.5 min cold)"
 	@echo "make up NODES=real     the same with one real node (kubelet + containerd; root, Debian)"
-	@echo "make test              monitoring, unit, integration, e2e and upgrade tests (cold: docs/testing.md#make-test)"
+	@echo "make test              monitoring, unit, integration and e2e tests (cold: docs/testing.md#make-test)"
 	@echo "make demo              the user story on the local cluster"
 	@echo "make down              stop the local cluster"
 	@echo ""
