@@ -14,7 +14,7 @@
 #   upgrade      make upgrade: stock v1.37.1 kube-apiserver and kube-controller-manager, then the
 #                patched ones, stock again and patched again, then the previous release, checking
 #                what rolls out at each step. Not in the default list: cold, it builds stock
-#                v1.37.1 from scratch and takes 27 of the 83 minutes that all five took
+#                v1.37.1 from scratch and takes 28 of the 83 minutes that all five took
 #                (docs/testing.md#make-test), over the 60 that a cold make test must fit in
 #
 # hack/test.sh [monitoring] [unit] [integration] [e2e] [upgrade]   (the first four by default).

@@ -33,8 +33,8 @@ go_quiet() {
 }
 
 # at_tree_path DIR COMMAND...: runs COMMAND in DIR, a worktree of the tree's repository (the stock
-# worktree of hack/build-stock-kubectl.sh), mounted at the tree's own path where this user may
-# make a mount namespace (root); elsewhere in DIR. Go keys its build cache by a package's
+# worktree of hack/build-stock-kubectl.sh), mounted at the tree's own path where a bind mount in
+# a mount namespace of its own can be made (root; tried first); elsewhere in DIR. Go keys its build cache by a package's
 # directory as well as its content, so only at the tree's path do the packages that DIR shares
 # with the tree come from the tree's builds: all but 7 of kube-controller-manager's 2,216 for the
 # previous release, half of them for stock v1.37.1. The mount is in a namespace of COMMAND's own,
@@ -43,7 +43,7 @@ go_quiet() {
 at_tree_path() {
   local dir=$1
   shift
-  if unshare --mount --propagation private true 2>/dev/null; then
+  if unshare --mount --propagation private mount --bind "${dir}" "${KUBE_TREE}" 2>/dev/null; then
     # shellcheck disable=SC2016 # expanded by the inner shell
     unshare --mount --propagation private bash -c 'mount --bind "$1" "$2" && cd "$2" && shift 2 && exec "$@"' \
       _ "${dir}" "${KUBE_TREE}" "$@"
