@@ -105,6 +105,6 @@ for name in skipped:
 PY
 )
 echo "${summary}" >"${report}/summary.txt"
-log "conformance of ${KIND_IMAGE} in $((took / 60))m$((took % 60))s: $(head -1 "${report}/summary.txt")"
+log "conformance of ${KIND_IMAGE} in $(duration "${took}"): $(head -1 "${report}/summary.txt")"
 tail -n +2 "${report}/summary.txt"
 [[ ${status} -eq 0 ]] || die "conformance failed (exit ${status}): ${report#"${FORK_ROOT}"/}/e2e.log"

@@ -134,9 +134,6 @@ unit_retryable() {
   [[ -z ${OUR_DIRS[${dir}]:-} ]]
 }
 
-# duration SECONDS: "12m5s".
-duration() { echo "$(($1 / 60))m$(($1 % 60))s"; }
-
 # join_list ITEM...: "a, b, c".
 join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
 

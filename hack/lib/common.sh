@@ -32,14 +32,17 @@ go_quiet() {
   "$@" 2> >(tee -a "${FORK_OUTPUT}/go-downloads.log" | grep -v '^go: downloading ' >&2)
 }
 
+# duration SECONDS: "12m5s".
+duration() { echo "$(($1 / 60))m$(($1 % 60))s"; }
+
 # at_tree_path DIR COMMAND...: runs COMMAND in DIR, a worktree of the tree's repository (the stock
 # worktree of hack/build-stock-kubectl.sh), mounted at the tree's own path where a bind mount in
-# a mount namespace of its own can be made (root; tried first); elsewhere in DIR. Go keys its build cache by a package's
-# directory as well as its content, so only at the tree's path do the packages that DIR shares
-# with the tree come from the tree's builds: all but 7 of kube-controller-manager's 2,216 for the
-# previous release, half of them for stock v1.37.1. The mount is in a namespace of COMMAND's own,
-# which no other process sees and which goes with it; binaries built there name the tree's path
-# in their stack traces.
+# a mount namespace of its own can be made (root; tried first); elsewhere in DIR. Go keys its
+# build cache by a package's directory as well as its content, so only at the tree's path do the
+# packages that DIR shares with the tree come from the tree's builds: all but 7 of
+# kube-controller-manager's 2,216 for the previous release, half of them for stock v1.37.1. The
+# mount is in a namespace of COMMAND's own, which no other process sees and which goes with it;
+# binaries built there name the tree's path in their stack traces.
 at_tree_path() {
   local dir=$1
   shift
