@@ -23,8 +23,10 @@
 #
 # Upstream flakes do not block a run, and our tests are never retried: a unit-test package that
 # fails is run once more only when the series adds or changes nothing in it (see
-# unit_retryable); the summary line names every such retry, and a second failure fails the run.
-# The first attempt is logged in unit.log, the retries in unit-retry.log.
+# unit_retryable), a failed integration test only when it is upstream's, in a package where the
+# series only adds files (see upstream_test); the summary line names every such retry, and a
+# second failure fails the run. The first attempts are logged in unit.log and integration.log,
+# the retries in unit-retry.log and integration-retry.log.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -84,11 +86,25 @@ LOGS=${FORK_OUTPUT}/test-logs
 declare -A result
 
 # filter_output: the lines of go test output a person wants to see scroll by.
-filter_output() { grep -E '^(ok|FAIL|--- FAIL|panic:)|\[build failed\]|cannot|undefined' || true; }
+# A failed test's own lines ("    file_test.go:896: ...") come with it, so that a CI log that keeps
+# only this output still says why.
+filter_output() {
+  grep -E '^(ok|FAIL|--- FAIL|panic:)|^ +[^ ]+_test\.go:[0-9]+: |\[build failed\]|cannot|undefined' || true
+}
 
 # failed_packages LOG: the packages that a go test log reports as failed, one a line, as go test
 # names them ("k8s.io/kubernetes/pkg/...", plus " [build failed]" or " [setup failed]").
 failed_packages() { awk -F'\t' '$1 == "FAIL" && $2 != "" { print $2 }' "$1" | sort -u; }
+
+# failed_tests LOG PACKAGE: the top-level tests that a go test log reports as failed in PACKAGE,
+# one a line. go test prints each package's output in one piece, ending with its "ok" or "FAIL"
+# line, so the "--- FAIL: " lines since the previous package's belong to PACKAGE.
+failed_tests() {
+  awk -F'\t' -v pkg="$2" '
+    /^--- FAIL: / { split($0, f, " "); names = names f[3] "\n"; next }
+    $1 == "FAIL" && $2 == pkg { printf "%s", names; exit }
+    ($1 ~ /^ok *$/ || $1 == "FAIL") && $2 != "" { names = "" }' "$1" | sort -u
+}
 
 # package_dir IMPORTPATH: the package's directory in the tree (go.work: staging modules live in
 # staging/src). Fails for a package that is not in the tree.
@@ -132,6 +148,20 @@ unit_retryable() {
   [[ $1 != *" ["*"failed]" ]] || return 1
   dir=$(package_dir "$1") || return 1
   [[ -z ${OUR_DIRS[${dir}]:-} ]]
+}
+
+# upstream_test PACKAGE TEST: 0 when a failure of TEST may be an upstream flake worth a second
+# attempt: TEST is defined in a file that upstream has, and the series changes no file of
+# PACKAGE that upstream has (it may add its own). The test may still run code that the series
+# changes, which is why it gets one more attempt and not two, and why the summary names it.
+upstream_test() {
+  local dir file
+  dir=$(package_dir "$1") || return 1
+  file=$(grep -l -E "^func $2\(" "${KUBE_TREE}/${dir}"/*_test.go 2>/dev/null | head -n 1) || true
+  [[ -n ${file} ]] || return 1
+  file=${file#"${KUBE_TREE}"/}
+  git -C "${KUBE_TREE}" cat-file -e "${BASE_TAG}:${file}" 2>/dev/null || return 1
+  git -C "${KUBE_TREE}" diff --quiet --diff-filter=MDRT "${BASE_TAG}" -- "${dir}"
 }
 
 # join_list ITEM...: "a, b, c".
@@ -205,21 +235,58 @@ run_unit() {
 
 run_integration() {
   "${FORK_ROOT}/hack/install-etcd.sh"
-  local status failed
+  local status failed_pkgs=() p t tests=() retry=() blocking=()
   log "integration: ${INTEGRATION[*]} (${INTEGRATION_PARALLEL:-3} at a time)"
   set +e
-  # shellcheck disable=SC2086
-  PATH=${KUBE_TREE}/third_party/etcd:${PATH} KUBE_CACHE_MUTATION_DETECTOR=true KUBE_PANIC_WATCH_DECODE_ERROR=false \
-    go test ${GOTESTFLAGS:-} -p "${INTEGRATION_PARALLEL:-3}" -count=1 -timeout=30m "${INTEGRATION[@]}" 2>&1 |
+  integration_go_test -p "${INTEGRATION_PARALLEL:-3}" "${INTEGRATION[@]}" 2>&1 |
     tee "${LOGS}/integration.log" | filter_output
   status=${PIPESTATUS[0]}
   set -e
-  failed=$(failed_packages "${LOGS}/integration.log" | wc -l)
-  if ((status != 0 || failed)); then
-    result[integration]="FAIL (${failed} of ${#INTEGRATION[@]} packages failed; see ${LOGS#"${FORK_ROOT}"/}/integration.log)"
+  mapfile -t failed_pkgs < <(failed_packages "${LOGS}/integration.log")
+  local see="see ${LOGS#"${FORK_ROOT}"/}/integration.log"
+  if ((status == 0 && ${#failed_pkgs[@]} == 0)); then
+    result[integration]="ok (${#INTEGRATION[@]} packages)"
+    return 0
+  fi
+  result[integration]="FAIL (${#failed_pkgs[@]} of ${#INTEGRATION[@]} packages failed; ${see})"
+  ((${#failed_pkgs[@]})) || return 1
+  # Retry only when every failure is a test that upstream wrote, in a package where the series
+  # only adds files: a package that failed without naming a test (a panic, a timeout, a build
+  # error) or a test of ours fails the run.
+  for p in "${failed_pkgs[@]}"; do
+    mapfile -t tests < <(failed_tests "${LOGS}/integration.log" "${p}")
+    ((${#tests[@]})) || blocking+=("${p}")
+    for t in "${tests[@]}"; do
+      if upstream_test "${p}" "${t}"; then retry+=("${p} ${t}"); else blocking+=("${p##*/} ${t}"); fi
+    done
+  done
+  if ((${#blocking[@]})); then
+    log "integration: not retrying (ours, or failed without naming a test): $(join_list "${blocking[@]}")"
     return 1
   fi
-  result[integration]="ok (${#INTEGRATION[@]} packages)"
+  local again=() passed=()
+  for p in "${retry[@]}"; do
+    log "integration: ${p#* } in ${p%% *} is upstream's test: running it once more (upstream flake?)"
+    set +e
+    integration_go_test -run "^${p#* }\$" "${p%% *}" 2>&1 | tee -a "${LOGS}/integration-retry.log" | filter_output
+    status=${PIPESTATUS[0]}
+    set -e
+    if ((status == 0)); then passed+=("${p#* }"); else again+=("${p#* }"); fi
+  done
+  local retried
+  retried="${#passed[@]} upstream flake$( ((${#passed[@]} == 1)) || echo s) retried: $(join_list "${passed[@]}")"
+  if ((${#again[@]})); then
+    result[integration]="FAIL (${#again[@]} upstream test$( ((${#again[@]} == 1)) || echo s) failed twice: $(join_list "${again[@]}"); ${see}, integration-retry.log)"
+    return 1
+  fi
+  result[integration]="ok (${#INTEGRATION[@]} packages, ${retried})"
+}
+
+# integration_go_test ARG...: go test of integration packages, with etcd on the PATH.
+integration_go_test() {
+  # shellcheck disable=SC2086
+  PATH=${KUBE_TREE}/third_party/etcd:${PATH} KUBE_CACHE_MUTATION_DETECTOR=true KUBE_PANIC_WATCH_DECODE_ERROR=false \
+    go test ${GOTESTFLAGS:-} -count=1 -timeout=30m "$@"
 }
 
 run_monitoring() {
