@@ -89,7 +89,7 @@ declare -A result
 # A failed test's own lines ("    file_test.go:896: ...") come with it, so that a CI log that keeps
 # only this output still says why.
 filter_output() {
-  grep -E '^(ok|FAIL|--- FAIL|panic:)|^ +[^ ]+_test\.go:[0-9]+: |\[build failed\]|cannot|undefined' || true
+  grep --line-buffered -E '^(ok|FAIL|--- FAIL|panic:)|^ +[^ ]+_test\.go:[0-9]+: |\[build failed\]|cannot|undefined' || true
 }
 
 # failed_packages LOG: the packages that a go test log reports as failed, one a line, as go test
@@ -299,7 +299,7 @@ run_monitoring() {
 
 run_e2e() {
   set +e
-  "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep -E '^\[|^Ran |SUCCESS|FAIL'
+  "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep --line-buffered -E '^\[|^Ran |SUCCESS|FAIL'
   local status=${PIPESTATUS[0]}
   set -e
   local ran
@@ -321,7 +321,7 @@ run_upgrade() {
     return 0
   fi
   set +e
-  "${FORK_ROOT}/hack/upgrade.sh" 2>&1 | tee "${LOGS}/upgrade.log" | grep -E '^\[|^upgrade'
+  "${FORK_ROOT}/hack/upgrade.sh" 2>&1 | tee "${LOGS}/upgrade.log" | grep --line-buffered -E '^\[|^upgrade'
   local status=${PIPESTATUS[0]}
   set -e
   if ((status != 0)); then
