@@ -68,4 +68,6 @@ if ((${#failures[@]})); then
   echo "make verify-series: FAIL (patches ${failures[*]})"
   exit 1
 fi
-echo "make verify-series: PASS (${n} patches)"
+walked="${n} patches"
+[[ -z ${SERIES_FROM:-}${SERIES_TO:-} ]] || walked="patches $(printf '%04d' "${SERIES_FROM:-1}") to $(printf '%04d' "${n}") of ${#commits[@]}"
+echo "make verify-series: PASS (${walked})"
