@@ -167,6 +167,10 @@ upstream_test() {
 # join_list ITEM...: "a, b, c".
 join_list() { local out; printf -v out "%s, " "$@"; echo "${out%, }"; }
 
+# flakes_retried NAME...: "2 upstream flakes retried: a, b", the part of a suite's summary that
+# names the failures a second attempt passed.
+flakes_retried() { echo "$# upstream flake$( (($# == 1)) || echo s) retried: $(join_list "$@")"; }
+
 run_unit() {
   stage_chaos
   # make bench's P4 (hack/bench) builds against the tree: nothing else compiles its shim.
@@ -223,7 +227,7 @@ run_unit() {
     set -e
     if ((status == 0)); then passed+=("${p}"); else again+=("${p}"); fi
   done
-  retried="${#passed[@]} upstream flake$( ((${#passed[@]} == 1)) || echo s) retried: $(join_list "${passed[@]}")"
+  retried=$(flakes_retried "${passed[@]}")
   if ((${#again[@]})); then
     result[unit]="FAIL ($((ok + ${#passed[@]})) packages ok, ${#again[@]} failed twice: $(join_list "${again[@]}")"
     ((${#passed[@]} == 0)) || result[unit]+="; ${retried}"
@@ -274,7 +278,7 @@ run_integration() {
     if ((status == 0)); then passed+=("${p#* }"); else again+=("${p#* }"); fi
   done
   local retried
-  retried="${#passed[@]} upstream flake$( ((${#passed[@]} == 1)) || echo s) retried: $(join_list "${passed[@]}")"
+  retried=$(flakes_retried "${passed[@]}")
   if ((${#again[@]})); then
     result[integration]="FAIL (${#again[@]} upstream test$( ((${#again[@]} == 1)) || echo s) failed twice: $(join_list "${again[@]}"); ${see}, integration-retry.log)"
     return 1
