@@ -4,7 +4,7 @@
 #
 # The cluster must run with ConfigSnapshotRestriction's configuration that adds the snapshot
 # writer of Rollouts (ADMISSION_CONFIG of hack/local-up.sh): when no cluster runs, this script
-# starts one so; when one runs without it, it stops and says so. Argo Rollouts runs here as a
+# starts one so, and stops it at the end; when one runs without it, it stops and says so. Argo Rollouts runs here as a
 # process (its pid recorded, stopped at the end) with the credentials of its service account and
 # Argo's own ClusterRole, and writes snapshots with those of a second service account, the
 # writer. The user's steps use stock kubectl v1.37.1 and Argo's kubectl plugin.
@@ -35,6 +35,7 @@ ARGO_TREE=${FORK_OUTPUT}/argo-rollouts
 KUBECTL=${FORK_BIN}/stock/kubectl
 PLUGIN=${FORK_BIN}/kubectl-argo-rollouts
 CONTROLLER_PID=
+STARTED_CLUSTER=
 mkdir -p "${WORK}"
 
 admission_config() {
@@ -78,6 +79,9 @@ cleanup() {
     kill "${CONTROLLER_PID}" 2>/dev/null || true
     wait "${CONTROLLER_PID}" 2>/dev/null || true
   fi
+  if [[ -n ${STARTED_CLUSTER} ]]; then
+    "${FORK_ROOT}/hack/local-down.sh" || true
+  fi
 }
 trap cleanup EXIT
 
@@ -104,6 +108,7 @@ setup() {
   admission_config
   if ! [[ -f ${LOCAL_KUBECONFIG} ]] || ! k get --raw /readyz >/dev/null 2>&1; then
     "${FORK_ROOT}/hack/build.sh"
+    STARTED_CLUSTER=1
     ADMISSION_CONFIG=${WORK}/admission.yaml "${FORK_ROOT}/hack/local-up.sh"
   fi
   k create namespace "${SYSTEM}" --dry-run=client -o yaml | k apply -f - >/dev/null
