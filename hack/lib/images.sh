@@ -82,7 +82,7 @@ base_rootfs() {
 # binary_rootfs DIR BINARY...: the binaries in DIR/usr/local/bin with the shared libraries they
 # link (ldd), for images of binaries built with cgo.
 binary_rootfs() {
-  local dir=$1 bin lib
+  local dir=$1 bin
   shift
   mkdir -p "${dir}/usr/local/bin" "${dir}/etc" "${dir}/tmp"
   chmod 1777 "${dir}/tmp"
@@ -90,10 +90,17 @@ binary_rootfs() {
   printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"${dir}/etc/group"
   for bin in "$@"; do
     cp "${bin}" "${dir}/usr/local/bin/"
-    for lib in $(ldd "${bin}" 2>/dev/null | grep -o '/[^ ]*' || true); do
-      mkdir -p "${dir}$(dirname "${lib}")"
-      cp -L "${lib}" "${dir}${lib}"
-    done
+    shared_libs "${dir}" "${bin}"
+  done
+}
+
+# shared_libs DIR BINARY: the shared libraries that BINARY links (ldd), at their paths under DIR;
+# nothing for a static binary.
+shared_libs() {
+  local dir=$1 lib
+  for lib in $(ldd "$2" 2>/dev/null | grep -o '/[^ ]*' || true); do
+    mkdir -p "${dir}$(dirname "${lib}")"
+    cp -L "${lib}" "${dir}${lib}"
   done
 }
 
