@@ -87,10 +87,12 @@ LOGS=${FORK_OUTPUT}/test-logs
 declare -A result
 
 # filter_output: the lines of go test output a person wants to see scroll by.
-# A failed test's own lines ("    file_test.go:896: ...") come with it, so that a CI log that keeps
-# only this output still says why.
+# A failed test's own lines come with it, subtests' included ("    --- FAIL: TestX/Y",
+# "        env.go:752: ..."), so that a CI log that keeps only this output still says why; the
+# klog lines a test's logger writes through t.Log ("    foo.go:12: I1202 ...") do not.
 filter_output() {
-  grep --line-buffered -E '^(ok|FAIL|--- FAIL|panic:)|^ +[^ ]+_test\.go:[0-9]+: |\[build failed\]|cannot|undefined' || true
+  { grep --line-buffered -E '^(ok|FAIL|panic:)|^ *--- FAIL|^ +[^ ]+\.go:[0-9]+: |\[build failed\]|cannot|undefined' || true; } |
+    { grep --line-buffered -vE '^ +[^ ]+\.go:[0-9]+: [IWEF][0-9]{4} ' || true; }
 }
 
 # failed_packages LOG: the packages that a go test log reports as failed, one a line, as go test
