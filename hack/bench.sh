@@ -10,7 +10,8 @@
 # machine. Needs no running local cluster; stops the one it starts.
 #
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
-#                       kind without snapshot, 60 opt-in workloads, 20 per kind timed (P3), 50
+#                       kind without snapshot, 60 opt-in workloads, 20 per kind timed (P3, image
+#                       edits in 2 rounds: 40 samples a pair), 50
 #                       Deployments sharing one watched ConfigMap, 4 pairs (about 17 minutes;
 #                       docs/benchmarks.md's section is BENCH_PAIRS=8, 32 minutes)
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
@@ -51,7 +52,7 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 20 -bench-spacing 200ms -bench-settle 5s -bench-pairs "${BENCH_PAIRS:-4}") ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 20 -bench-image-rounds 2 -bench-spacing 200ms -bench-settle 5s -bench-pairs "${BENCH_PAIRS:-4}") ;;
   full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-latency 40 -bench-spacing 250ms -bench-pairs "${BENCH_PAIRS:-3}") ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
@@ -85,9 +86,12 @@ build_chaos
 
 # P4: one sync of a Deployment at rest that mounts four ConfigMaps without snapshot, in the stock
 # tree and in the patched tree with the feature on (hack/bench/sync_bench_test.go, copied into
-# each tree to build its test binary: build_p4). The two binaries run in turn, p4_rounds (11) times each, the first
-# of each pair alternating (this machine's CPU time drifts by 10% from one minute to the next):
-# the medians of their ns/op are compared, and their allocations per sync, which do not drift.
+# each tree to build its test binary: build_p4). The two binaries run in turn, p4_rounds (30) times each, the first
+# of each pair alternating (this machine's CPU time drifts by 10% from one minute to the next),
+# 3,000 syncs a round: the ratio of each round's two ns/op, judged over the 30 rounds (a bootstrap
+# of their median, as the pairs' figures), and their allocations per sync, which do not drift.
+# Until 2026-12-03 it was 11 rounds of 5,000 syncs, whose interval (0.988-1.051 against a target of
+# 1.05x) came out on either side of the target from one run to the next.
 mkdir -p "${FORK_OUTPUT}/bench"
 # P2's heap profiles, kept per scale (_output/bench/heap-<scale>/) until that scale runs again.
 heaps=${FORK_OUTPUT}/bench/heap-${BENCH_SCALE}${suffix}
@@ -99,16 +103,16 @@ p4() {
   log "P4: Go benchmarks of one Deployment sync, stock and patched trees"
   build_p4 "${FORK_OUTPUT}/stock-kubernetes" stock "${FORK_OUTPUT}/bench/p4-stock.test" || die "P4: the benchmark does not build in the stock tree"
   build_p4 "${KUBE_TREE}" patched "${FORK_OUTPUT}/bench/p4-patched.test" || die "P4: the benchmark does not build in ${KUBE_TREE}"
-  p4_rounds=11
+  p4_rounds=30
   for round in $(seq "${p4_rounds}"); do
     order=(stock patched)
     ((round % 2)) || order=(patched stock)
     for shim in "${order[@]}"; do
-      "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 5000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
+      "${FORK_OUTPUT}/bench/p4-${shim}.test" -test.run '^$' -test.bench BenchmarkForkSyncDeployment -test.benchtime 3000x -test.benchmem >>"${FORK_OUTPUT}/bench/p4-${shim}.txt" 2>&1
     done
   done
   # p4_rounds prints column $2 (3: ns/op, 7: allocs/op) of the tree's rounds, comma-separated:
-  # round i of both trees is pair i of the bench's table.
+  # round i of both trees is compared as pair i of the bench's figures are.
   p4_rounds() { awk -v col="$2" '/^BenchmarkForkSyncDeployment/ {print $col}' "${FORK_OUTPUT}/bench/p4-$1.txt" | paste -sd,; }
   p4_stock=$(p4_rounds stock 3)
   p4_patched=$(p4_rounds patched 3)

@@ -41,6 +41,9 @@ import (
 var (
 	benchLatency = flag.Int("bench-latency", 30, "with -bench: workloads of each kind whose latency (edit → new revision) is measured")
 	benchSpacing = flag.Duration("bench-spacing", 500*time.Millisecond, "with -bench: time between two edits of the latency scenario (open loop)")
+	// benchImageRounds gives each pair's p50 and p90 of the image edits more samples than
+	// workloads: a p90 of 20 samples is the second slowest, which moves a lot from pair to pair.
+	benchImageRounds = flag.Int("bench-image-rounds", 1, "with -bench: rounds of image edits of the latency scenario (one edit per workload and round, each to an image of its own)")
 	// benchPatchedMinInterval, when set, is the patched controller manager's minimum interval
 	// in every scenario but P3's interval-0 run (which has its own).
 	benchPatchedMinInterval = flag.String("bench-patched-min-interval", "", "with -bench: the patched kube-controller-manager's --workload-config-snapshot-min-interval (BENCH_MIN_INTERVAL), e.g. 0 for no batch window; default: the controller manager's")
@@ -130,22 +133,29 @@ func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func
 }
 
 // latencyScenario (P3) measures, for -bench-latency workloads of each kind that snapshot and watch
-// a ConfigMap of their own, the time from an image edit to the new revision, and (with source)
+// a ConfigMap of their own, the time from an image edit to the new revision (imageRounds edits
+// of each), and (with source)
 // from an edit of the ConfigMap to the new revision, into out.latency (keys "image/<Kind>",
 // "source/<Kind>"), and when withCosts, what each edit costs into out.path (the control plane's
 // counters read around each edit, 2 s after it for the status writes to finish).
-func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, source, withCosts bool, out *benchRun) error {
+func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, imageRounds int, source, withCosts bool, out *benchRun) error {
 	ws, rw, err := latencyWorkloads(ctx, c, ns)
 	if err != nil {
 		return err
 	}
 	out.latency = map[string][]float64{}
+	// Round r of the image edits sets pause:3.<11-r> (3.10, 3.9, ...): a new template each time,
+	// never one the workload had (the workloads start with 3.10.1), so that each edit makes a
+	// new revision rather than bring an old one back.
 	edits := []struct {
-		key  string
-		edit func(w workload) error
+		key    string
+		rounds int
+		edit   func(w workload, round int) error
 	}{
-		{"image", func(w workload) error { return setImage(ctx, c, ns, w, "registry.k8s.io/pause:3.10") }},
-		{"source", func(w workload) error { return setConfig(ctx, c, ns, w.source, "v2") }},
+		{"image", imageRounds, func(w workload, round int) error {
+			return setImage(ctx, c, ns, w, fmt.Sprintf("registry.k8s.io/pause:3.%d", 11-round))
+		}},
+		{"source", 1, func(w workload, _ int) error { return setConfig(ctx, c, ns, w.source, "v2") }},
 	}
 	if !source {
 		edits = edits[:1]
@@ -162,12 +172,14 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, sou
 				return err
 			}
 		}
-		l, err := rw.latencies(ctx, ws, e.edit)
-		if err != nil {
-			return fmt.Errorf("%s edits: %w", e.key, err)
-		}
-		for kind, v := range l {
-			out.latency[e.key+"/"+kind] = v
+		for round := 1; round <= e.rounds; round++ {
+			l, err := rw.latencies(ctx, ws, func(w workload) error { return e.edit(w, round) })
+			if err != nil {
+				return fmt.Errorf("%s edits, round %d: %w", e.key, round, err)
+			}
+			for kind, v := range l {
+				out.latency[e.key+"/"+kind] = append(out.latency[e.key+"/"+kind], v...)
+			}
 		}
 		if !withCosts {
 			continue
@@ -178,7 +190,7 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, sou
 		if err != nil {
 			return err
 		}
-		out.path[i] = per(before, after, len(ws), func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
+		out.path[i] = per(before, after, len(ws)*e.rounds, func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
 	}
 	return nil
 }

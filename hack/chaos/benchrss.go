@@ -161,7 +161,7 @@ func writeRSS(col func(mode, key string) []float64, st *stamp) error {
 	last := after[len(after)-1].String()
 	results := []benchResult{
 		compare("RSS before the forced GC", "MiB", col("stock", "p2-rss"), col("patched", "p2-rss"), atMostRatio(1.05), "VmRSS as P2 reads it: "+what),
-		compare("Go heap after the forced GC", "MiB", col("stock", "p2-heap"), col("patched", "p2-heap"), atMostRatio(1.02), "go_memstats_heap_alloc_bytes after /debug/pprof/heap?gc=1: the live objects"),
+		compare("Go heap after the forced GC", "MiB", col("stock", "p2-heap"), col("patched", "p2-heap"), atMostRatio(1.02), "go_gc_heap_live_bytes after /debug/pprof/heap?gc=1: the objects its collection marked live (before 2026-12-03: go_memstats_heap_alloc_bytes)"),
 	}
 	keys := []string{"gc"}
 	for _, d := range after {

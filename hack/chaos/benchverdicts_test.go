@@ -23,8 +23,8 @@ import (
 	"testing"
 )
 
-// Two runs of the same series and pairs are compared verdict by verdict; runs of another
-// series, another number of pairs or other rate limits are not.
+// Two runs of the same series, bench and pairs are compared verdict by verdict; runs of another
+// series, another bench, another number of pairs or other rate limits are not.
 func TestVerdictsAgainst(t *testing.T) {
 	run := func(verdicts ...string) []benchResult {
 		var rs []benchResult
@@ -33,8 +33,8 @@ func TestVerdictsAgainst(t *testing.T) {
 		}
 		return append(rs, benchResult{Scenario: "no target"})
 	}
-	st := &stamp{Series: "s1", Tree: "t1", Pairs: 8, RateLimits: "default"}
-	prev := &previousRun{Stamp: stamp{Date: "d", Series: "s1", Pairs: 8, RateLimits: "default"}, Results: run(verdictMet, verdictMissed, verdictUndecided)}
+	st := &stamp{Series: "s1", Tree: "t1", Repo: "r1", Pairs: 8, RateLimits: "default"}
+	prev := &previousRun{Stamp: stamp{Date: "d", Series: "s1", Repo: "r1", Pairs: 8, RateLimits: "default"}, Results: run(verdictMet, verdictMissed, verdictUndecided)}
 
 	got := verdictsAgainst(prev, st, run(verdictMet, verdictMissed, verdictMet))
 	if !strings.Contains(got, "**2 of 3 the same**") || strings.Count(got, "**differs**") != 1 || strings.Contains(got, "no target") {
@@ -44,19 +44,24 @@ func TestVerdictsAgainst(t *testing.T) {
 		t.Errorf("the same verdicts: got\n%s", got)
 	}
 	for name, other := range map[string]stamp{
-		"another series":               {Series: "s2", Tree: "t2", Pairs: 8, RateLimits: "default"},
-		"another series, tree unknown": {Series: "s2", Pairs: 8, RateLimits: "default"},
-		"another pair count":           {Series: "s1", Pairs: 5, RateLimits: "default"},
-		"other rate limits":            {Series: "s1", Pairs: 8, RateLimits: "lifted"},
+		"another series":               {Series: "s2", Tree: "t2", Repo: "r1", Pairs: 8, RateLimits: "default"},
+		"another series, tree unknown": {Series: "s2", Repo: "r1", Pairs: 8, RateLimits: "default"},
+		"another bench":                {Series: "s1", Repo: "r0", Pairs: 8, RateLimits: "default"},
+		"another pair count":           {Series: "s1", Repo: "r1", Pairs: 5, RateLimits: "default"},
+		"other rate limits":            {Series: "s1", Repo: "r1", Pairs: 8, RateLimits: "lifted"},
 	} {
 		if got := verdictsAgainst(&previousRun{Stamp: other, Results: prev.Results}, st, run(verdictMet)); got != "" {
 			t.Errorf("%s: got\n%s\nwant nothing", name, got)
 		}
 	}
 	// The same patches committed by make tree on another machine: another commit, the same tree.
-	elsewhere := &previousRun{Stamp: stamp{Series: "s9", Tree: "t1", Pairs: 8, RateLimits: "default"}, Results: prev.Results}
+	elsewhere := &previousRun{Stamp: stamp{Series: "s9", Tree: "t1", Repo: "r1", Pairs: 8, RateLimits: "default"}, Results: prev.Results}
 	if got := verdictsAgainst(elsewhere, st, run(verdictMet, verdictMissed, verdictUndecided)); !strings.Contains(got, "**3 of 3 the same**") {
 		t.Errorf("the same tree, another commit: got\n%s", got)
+	}
+	dirty := &stamp{Series: "s1", Tree: "t1", Repo: "r1-dirty", Pairs: 8, RateLimits: "default"}
+	if got := verdictsAgainst(&previousRun{Stamp: *dirty, Results: prev.Results}, dirty, run(verdictMet)); got != "" {
+		t.Errorf("uncommitted bench: got\n%s\nwant nothing", got)
 	}
 	if got := verdictsAgainst(nil, st, run(verdictMet)); got != "" {
 		t.Errorf("no previous run: got %q", got)
