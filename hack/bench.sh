@@ -12,8 +12,8 @@
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
 #                       kind without snapshot, 60 opt-in workloads, 20 per kind timed (P3, image
 #                       edits in 2 rounds: 40 samples a pair), 50
-#                       Deployments sharing one watched ConfigMap, 4 pairs (about 17 minutes;
-#                       docs/benchmarks.md's section is BENCH_PAIRS=8, 32 minutes)
+#                       Deployments sharing one watched ConfigMap, 4 pairs (about 20 minutes;
+#                       docs/benchmarks.md's section is BENCH_PAIRS=8, 37 minutes)
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
 #                       kinds, 40 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
@@ -138,9 +138,10 @@ cleanup() {
 }
 trap cleanup EXIT
 read -r host cert key < <(kcm_metric_endpoint)
-# The repository's commit, "-dirty" when anything but its documentation (the bench writes
-# docs/benchmarks.md) differs.
-repo_commit=$(git -C "${FORK_ROOT}" rev-parse --short HEAD)
+# The bench's commit: the repository's last commit that changed anything but its documentation
+# (the bench writes docs/benchmarks.md, and committing a run's section changes no bench), "-dirty"
+# when anything but the documentation differs from it.
+repo_commit=$(git -C "${FORK_ROOT}" log -1 --format=%h -- . ':!docs' ':!*.md')
 git -C "${FORK_ROOT}" diff --quiet HEAD -- . ':!docs' ':!*.md' || repo_commit+=-dirty
 log "bench (BENCH_SCALE=${BENCH_SCALE}): stock and patched kube-controller-manager in pairs"
 "${FORK_BIN}/chaos" -bench -kubeconfig "${KUBECONFIG}" \

@@ -51,7 +51,9 @@ func readPreviousRun(path string) (*previousRun, error) {
 // same scale, when both measured the same series (the same commit, or the same tree: the same
 // patches committed on another machine) with the same bench (the same repository commit, neither
 // with uncommitted changes) and the same number of pairs: a verdict that holds is the same in two
-// consecutive runs. It returns "" when the runs are not comparable.
+// consecutive runs. A row met in one run and missed in the other contradicts; one decided in one
+// run and undecided in the other does not (its figure is within the runs' spread of its target).
+// It returns "" when the runs are not comparable.
 func verdictsAgainst(prev *previousRun, st *stamp, results []benchResult) string {
 	sameSeries := prev != nil && (prev.Stamp.Series == st.Series || prev.Stamp.Tree != "" && prev.Stamp.Tree == st.Tree)
 	sameBench := prev != nil && prev.Stamp.Repo == st.Repo && !strings.HasSuffix(st.Repo, "-dirty")
@@ -63,7 +65,7 @@ func verdictsAgainst(prev *previousRun, st *stamp, results []benchResult) string
 		before[r.Scenario] = r
 	}
 	var b strings.Builder
-	same, judged := 0, 0
+	same, contradicting, judged := 0, 0, 0
 	for _, r := range results {
 		p, ok := before[r.Scenario]
 		if r.Verdict == "" || !ok || p.Verdict == "" {
@@ -71,16 +73,21 @@ func verdictsAgainst(prev *previousRun, st *stamp, results []benchResult) string
 		}
 		judged++
 		mark := "same"
-		if p.Verdict == r.Verdict {
+		switch {
+		case p.Verdict == r.Verdict:
 			same++
-		} else {
-			mark = "**differs**"
+		case p.Verdict == verdictUndecided || r.Verdict == verdictUndecided:
+			mark = "**differs**: decided in one run"
+		default:
+			contradicting++
+			mark = "**contradicts**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s (%s) | %s (%s) | %s |\n", r.Scenario, r.Target, verdictCell(p.Verdict), intervalString(p), verdictCell(r.Verdict), intervalString(r), mark)
 	}
 	if judged == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\nVerdicts against the previous run of this series and scale (%s, %d pairs): **%d of %d the same**.\n\n"+
-		"| scenario | target | previous run | this run | |\n|---|---|---|---|---|\n", prev.Stamp.Date, prev.Stamp.Pairs, same, judged) + b.String()
+	return fmt.Sprintf("\nVerdicts against the previous run of this series and scale (%s, %d pairs): **%d of %d the same**, "+
+		"%d contradicting (met in one run, missed in the other).\n\n"+
+		"| scenario | target | previous run | this run | |\n|---|---|---|---|---|\n", prev.Stamp.Date, prev.Stamp.Pairs, same, judged, contradicting) + b.String()
 }

@@ -37,8 +37,12 @@ func TestVerdictsAgainst(t *testing.T) {
 	prev := &previousRun{Stamp: stamp{Date: "d", Series: "s1", Repo: "r1", Pairs: 8, RateLimits: "default"}, Results: run(verdictMet, verdictMissed, verdictUndecided)}
 
 	got := verdictsAgainst(prev, st, run(verdictMet, verdictMissed, verdictMet))
-	if !strings.Contains(got, "**2 of 3 the same**") || strings.Count(got, "**differs**") != 1 || strings.Contains(got, "no target") {
-		t.Errorf("verdictsAgainst:\n%s\nwant 2 of 3 the same, one row that differs, no row without a target", got)
+	if !strings.Contains(got, "**2 of 3 the same**, 0 contradicting") || strings.Count(got, "**differs**: decided in one run") != 1 || strings.Contains(got, "no target") {
+		t.Errorf("verdictsAgainst:\n%s\nwant 2 of 3 the same, one row decided in one run only, no row without a target", got)
+	}
+	got = verdictsAgainst(prev, st, run(verdictMissed, verdictMet, verdictUndecided))
+	if !strings.Contains(got, "**1 of 3 the same**, 2 contradicting") || strings.Count(got, "**contradicts**") != 2 {
+		t.Errorf("met against missed:\n%s\nwant 1 of 3 the same, 2 rows that contradict", got)
 	}
 	if got := verdictsAgainst(prev, st, run(verdictMet, verdictMissed, verdictUndecided)); !strings.Contains(got, "**3 of 3 the same**") {
 		t.Errorf("the same verdicts: got\n%s", got)
