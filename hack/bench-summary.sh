@@ -100,9 +100,10 @@ summarize() {
     /^\|/ {
       nf = split($0, c, "|")
       for (i = 2; i < nf; i++) c[i] = trim(c[i])
-      # The first row of a table is its header: only the tables headed "scenario" (the figures,
-      # with their targets) and "kind" (the objective of BENCH_SCALE=slo) are read.
-      if (!intable) { intable = 1; header = c[2]; next }
+      # The first row of a table is its header: only the tables headed "scenario" and "stock"
+      # (the figures, with their targets; not the verdicts against the previous run) and "kind"
+      # (the objective of BENCH_SCALE=slo) are read.
+      if (!intable) { intable = 1; header = c[2]; if (c[3] != "stock" && header == "scenario") header = "other"; next }
       if (c[2] ~ /^-+$/) next
       if (header == "scenario" && c[6] != "-" && c[6] != "") {
         count(sec, c[7])
