@@ -30,7 +30,7 @@ help:
 	@echo "make verify-series     every patch builds and passes its packages' tests at its own commit (long)"
 	@echo "make review-figures    the engine's size, exported names and longest functions, and the largest patches"
 	@echo "make metrics           the workload_config_snapshot_* metrics of the local kube-controller-manager"
-	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager in pairs, into docs/benchmarks.md (BENCH_SCALE=small|full|fanout|paced|mix|sweep|slo|rss, BENCH_QPS=unlimited, BENCH_GOMEMLIMIT, BENCH_PAIRS)"
+	@echo "make bench             stock v1.37.1 vs patched kube-controller-manager in pairs, into docs/benchmarks.md (BENCH_SCALE=small|full|fanout|paced|mix|sweep|slo|rss, BENCH_QPS=unlimited, BENCH_GOMEMLIMIT, BENCH_PAIRS, BENCH_LATENCY_PAIRS)"
 	@echo "make chaos             kill and restart kube-controller-manager during watched edits; check convergence and snapshots"
 	@echo "make chaos-ha          the chaos on three kube-controller-managers with leader election and paced fan-out: kill and pause the leader, restart etcd, pause kube-apiserver"
 	@echo "make storm             rewrite a watched ConfigMap 100 times in 10 s; check each kind makes at most 5 revisions"

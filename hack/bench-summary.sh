@@ -92,7 +92,7 @@ summarize() {
       line = $0
       when[sec] = line; sub(/^Run: /, "", when[sec]); sub(/Z, series.*/, "", when[sec]); sub(/T/, " ", when[sec]); sub(/:[0-9][0-9]$/, "", when[sec])
       t = line; sub(/.*, tree /, "", t); sub(/ .*/, "", t); treeof[sec] = t
-      p = line; sub(/.*, [A-Z_]+=[a-z]+, /, "", p); sub(/ pairs?,.*/, "", p); pairs[sec] = p
+      p = line; sub(/.*, [A-Z_]+=[a-z]+, /, "", p); sub(/, client rate limits.*/, "", p); gsub(/ pairs?/, "", p); pairs[sec] = p
       l = line; sub(/.*client rate limits /, "", l); sub(/,.*/, "", l); limits[sec] = l
       took[sec] = line; sub(/.*took /, "", took[sec]); sub(/\.$/, "", took[sec])
       next

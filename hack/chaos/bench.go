@@ -170,16 +170,22 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 		compare("P2 of which: the Go runtime's own structures", "MiB", col("stock", "p2-runtime"), col("patched", "p2-runtime"), target{}, "go_memstats_ mspan_inuse + mcache_inuse + gc_sys + buck_hash_sys + other_sys: span descriptors, GC metadata, profiling buckets"),
 		compare("P2 of which: pages of the binary", "MiB", col("stock", "p2-file"), col("patched", "p2-file"), target{}, "RssFile of /proc/<pid>/status: the code and data of the kube-controller-manager executable that were read"),
 		compare("P2 of which: the rest", "MiB", col("stock", "p2-rest"), col("patched", "p2-rest"), target{}, "RSS minus the live heap and the rows before: anonymous memory the Go runtime's statistics do not account for at that moment (each RSS row is read before the forced garbage collection, the Go figures after it)"),
-		compare("P2 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{}, "VmHWM at the end of the run (P1, P2, P3 and P5 behind it): the peak of the controller manager's resident memory"),
+		compare("P2 kube-controller-manager peak RSS", "MiB", col("stock", "p5-peak-rss"), col("patched", "p5-peak-rss"), target{}, "VmHWM at the end of the run (P1, P2, P3 and P5 behind it; P3 only in the first patched run when its image edits have pairs of their own): the peak of the controller manager's resident memory"),
 	}
 	// P3: the p50 and the p90 of each pair's samples, judged over the pairs as every figure is
 	// (a p99 of one pair's few samples would be its slowest one, and a p99 of all the pairs'
 	// samples together has no interval).
+	// With -bench-latency-pairs, the image edits are those of the pairs of their own.
+	stockImage, patchedImage, imagePairs := "stock", "patched", ""
+	if *benchLatencyPairs > 0 {
+		stockImage, patchedImage = "p3-stock", "p3-patched"
+		imagePairs = fmt.Sprintf(", in %d pairs of their own (each controller manager started for them, the two within a minute of each other)", *benchLatencyPairs)
+	}
 	for _, kind := range benchKinds {
-		edits := fmt.Sprintf("%d %ss without pods that snapshot and watch a ConfigMap each, one edit every %v (time to the new revision seen by a watch), %d rounds: %d samples a pair", *benchLatency, kind, *benchSpacing, *benchImageRounds, *benchLatency**benchImageRounds)
+		edits := fmt.Sprintf("%d %ss without pods that snapshot and watch a ConfigMap each, one edit every %v (time to the new revision seen by a watch), %d rounds: %d samples a pair%s", *benchLatency, kind, *benchSpacing, *benchImageRounds, *benchLatency**benchImageRounds, imagePairs)
 		results = append(results,
-			compare(fmt.Sprintf("P3 %s image edit → new revision, p50", kind), "ms", lat("stock", "image/"+kind, 0.5), lat("patched", "image/"+kind, 0.5), atMostRatio(1.1), edits),
-			compare(fmt.Sprintf("P3 %s image edit → new revision, p90", kind), "ms", lat("stock", "image/"+kind, 0.9), lat("patched", "image/"+kind, 0.9), atMostRatio(1.1),
+			compare(fmt.Sprintf("P3 %s image edit → new revision, p50", kind), "ms", lat(stockImage, "image/"+kind, 0.5), lat(patchedImage, "image/"+kind, 0.5), atMostRatio(1.1), edits),
+			compare(fmt.Sprintf("P3 %s image edit → new revision, p90", kind), "ms", lat(stockImage, "image/"+kind, 0.9), lat(patchedImage, "image/"+kind, 0.9), atMostRatio(1.1),
 				"the same, the p90 of each pair's samples"),
 			compare(fmt.Sprintf("P3 %s watched ConfigMap edit → new revision, p50", kind), "ms", lat("patched", "image/"+kind, 0.5)[:1], lat("patched", "source/"+kind, 0.5)[:1], target{},
 				"first pair; stock column: the patched run's own image edits; patched: ConfigMap edit with the default minimum interval, whose 1 s batch window (a ConfigMap and a Secret edited together make one revision) is part of the design"),
@@ -197,7 +203,7 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 	)
 	st.Took = time.Since(start).Round(time.Second).String()
 	first := func(mode string) *benchRun { return runs[mode][0] }
-	if err := writeChart(first("stock"), first("patched"), first("patched-interval-0")); err != nil {
+	if err := writeChart(first("stock"), first("patched"), first("patched-interval-0"), first(stockImage), first(patchedImage)); err != nil {
 		return err
 	}
 	path := first("patched-interval-0").path
@@ -209,14 +215,10 @@ func runBench(ctx context.Context, c, setup kubernetes.Interface) error {
 
 // benchPairsRun runs the scenarios -bench-pairs times for each controller manager, in pairs whose
 // order alternates (stock first in odd pairs), each run in a namespace of its own; with all
-// scenarios, each pair ends with a patched run of P3 alone without the minimum interval.
+// scenarios, each pair ends with a patched run of P3 alone without the minimum interval. With
+// -bench-latency-pairs, P3's image edits are timed in pairs of their own after those, under the
+// modes "p3-stock" and "p3-patched".
 func benchPairsRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp) (map[string][]*benchRun, error) {
-	type mode struct {
-		name   string
-		dir    string
-		gated  bool
-		p3Only bool
-	}
 	// One controller manager runs at a time, without leader election: a new one would wait for
 	// the lease of the one it replaced to expire (15 s) before it works.
 	setFlag("kube-controller-manager", "--leader-elect=", "false")
@@ -225,39 +227,77 @@ func benchPairsRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp
 		setFlag("kube-controller-manager", "--kube-api-burst=", unlimitedQPS)
 	}
 	runs := map[string][]*benchRun{}
+	run := func(m benchMode, pair, pairs int) error {
+		step(fmt.Sprintf("bench: pair %d of %d, kube-controller-manager %s", pair+1, pairs, m.name))
+		r, err := benchModeRun(ctx, c, setup, st, m, pair)
+		if err != nil {
+			return fmt.Errorf("%s, pair %d: %w", m.name, pair+1, err)
+		}
+		runs[m.name] = append(runs[m.name], r)
+		return nil
+	}
 	for pair := 0; pair < *benchPairs; pair++ {
-		order := alternate(pair, []mode{{"stock", *stockBin, false, false}, {"patched", *patchedBin, true, false}})
+		order := alternate(pair, []benchMode{{"stock", *stockBin, false, ""}, {"patched", *patchedBin, true, ""}})
 		if *benchOnly == "all" {
-			order = append(order, mode{"patched-interval-0", *patchedBin, true, true})
+			order = append(order, benchMode{"patched-interval-0", *patchedBin, true, p3Interval0})
 		}
 		for _, m := range order {
-			step(fmt.Sprintf("bench: pair %d of %d, kube-controller-manager %s", pair+1, *benchPairs, m.name))
-			minInterval := map[bool]string{true: "0"}[m.p3Only]
-			if !m.p3Only && m.gated && *benchPatchedMinInterval != "" {
-				minInterval = *benchPatchedMinInterval
-			}
-			setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", minInterval)
-			if err := swap("kube-controller-manager", m.dir, m.gated); err != nil {
+			if err := run(m, pair, *benchPairs); err != nil {
 				return nil, err
 			}
-			st.recordFlags(m.name)
-			// P3 without the minimum interval has no storm protection to wait out.
-			*benchMinInterval = map[bool]time.Duration{true: 0, false: 10 * time.Second}[m.p3Only]
-			if minInterval != "" {
-				d, err := time.ParseDuration(minInterval)
-				if err != nil {
-					return nil, fmt.Errorf("-bench-patched-min-interval: %w", err)
-				}
-				*benchMinInterval = d
+		}
+	}
+	if *benchOnly != "all" {
+		return runs, nil
+	}
+	for pair := 0; pair < *benchLatencyPairs; pair++ {
+		for _, m := range alternate(pair, []benchMode{{"p3-stock", *stockBin, false, p3Image}, {"p3-patched", *patchedBin, true, p3Image}}) {
+			if err := run(m, pair, *benchLatencyPairs); err != nil {
+				return nil, err
 			}
-			r, err := benchScenarios(ctx, c, setup, fmt.Sprintf("bench-%s-%d", m.name, pair+1), m.gated, m.p3Only, pair == 0)
-			if err != nil {
-				return nil, fmt.Errorf("%s, pair %d: %w", m.name, pair+1, err)
-			}
-			runs[m.name] = append(runs[m.name], r)
 		}
 	}
 	return runs, nil
+}
+
+// benchMode is one controller manager as a pair runs it: its binary, whether the gate is on, and
+// which scenarios (p3: all of them when empty).
+type benchMode struct {
+	name  string
+	dir   string
+	gated bool
+	p3    string
+}
+
+// The runs of P3 alone: its image edits and watched edits without the minimum interval (against
+// the image edits of the same run), or its image edits only.
+const (
+	p3Interval0 = "interval-0"
+	p3Image     = "image"
+)
+
+// benchModeRun starts the controller manager of m in place of the one running and runs m's
+// scenarios in a namespace of their own.
+func benchModeRun(ctx context.Context, c, setup kubernetes.Interface, st *stamp, m benchMode, pair int) (*benchRun, error) {
+	minInterval := map[bool]string{true: "0"}[m.p3 == p3Interval0]
+	if m.p3 == "" && m.gated && *benchPatchedMinInterval != "" {
+		minInterval = *benchPatchedMinInterval
+	}
+	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", minInterval)
+	if err := swap("kube-controller-manager", m.dir, m.gated); err != nil {
+		return nil, err
+	}
+	st.recordFlags(m.name)
+	// P3 without the minimum interval has no storm protection to wait out.
+	*benchMinInterval = map[bool]time.Duration{true: 0, false: 10 * time.Second}[m.p3 == p3Interval0]
+	if minInterval != "" {
+		d, err := time.ParseDuration(minInterval)
+		if err != nil {
+			return nil, fmt.Errorf("-bench-patched-min-interval: %w", err)
+		}
+		*benchMinInterval = d
+	}
+	return benchScenarios(ctx, c, setup, fmt.Sprintf("bench-%s-%d", m.name, pair+1), m.gated, m.p3, pair == 0)
 }
 
 // setFlag sets the component's flag that starts with prefix (e.g. "--name=") to value, or
@@ -335,11 +375,11 @@ type benchRun struct {
 
 const storageEdits = 15
 
-// benchScenarios runs the scenarios in namespace ns and returns their figures; p3Only runs only
-// the latency scenario. The first pair's patched run adds what does not vary from pair to pair:
-// the storage count, and P3's watched edits with the default minimum interval (its 1 s batch
-// window).
-func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns string, patched, p3Only, first bool) (*benchRun, error) {
+// benchScenarios runs the scenarios in namespace ns and returns their figures; p3 (p3Interval0,
+// p3Image) runs only the latency scenario. The first pair's patched run adds what does not vary
+// from pair to pair: the storage count, and P3's watched edits with the default minimum interval
+// (its 1 s batch window).
+func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns string, patched bool, p3 string, first bool) (*benchRun, error) {
 	f := map[string]float64{}
 	out := &benchRun{figures: f}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -360,10 +400,14 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager does not work (%s): %w", processState("kube-controller-manager"), err)
 	}
-	if p3Only {
+	switch p3 {
+	case p3Interval0:
 		step("bench:   P3 latency")
 		// The image edits here are the baseline of the watched ones, which make one round.
 		return out, latencyScenario(ctx, c, ns, 1, patched, first, out)
+	case p3Image:
+		step("bench:   P3 image edits")
+		return out, latencyScenario(ctx, c, ns, *benchImageRounds, false, false, out)
 	}
 	if *benchOnly == "rss" {
 		return out, rssScenario(ctx, c, setup, ns, patched, f)
@@ -429,9 +473,16 @@ func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns strin
 		return nil, err
 	}
 
-	step("bench:   P3 latency")
-	if err := latencyScenario(ctx, c, ns, *benchImageRounds, patched && first, false, out); err != nil {
-		return nil, err
+	// With pairs of their own for the image edits, only the first patched run times edits here:
+	// the watched ones with the default minimum interval, against one round of its image edits.
+	if rounds := *benchImageRounds; *benchLatencyPairs == 0 || patched && first {
+		if *benchLatencyPairs > 0 {
+			rounds = 1
+		}
+		step("bench:   P3 latency")
+		if err := latencyScenario(ctx, c, ns, rounds, patched && first, false, out); err != nil {
+			return nil, err
+		}
 	}
 
 	if err := fanOutScenario(ctx, c, ns, patched, out); err != nil {
@@ -827,16 +878,16 @@ func callsTable(stock, patched map[string]float64) string {
 }
 
 // writeChart draws P3's latency distributions and P5's fan-out times of the first pair into
-// bench.svg.
-func writeChart(stock, patched, interval0 *benchRun) error {
+// bench.svg (the image edits of stockImage and patchedImage).
+func writeChart(stock, patched, interval0, stockImage, patchedImage *benchRun) error {
 	if *benchOut == "" {
 		return nil
 	}
 	panels := map[string][]series{}
 	for _, kind := range benchKinds {
 		panels[kind] = []series{
-			{"stock: image edit", "#555555", stock.latency["image/"+kind]},
-			{"patched: image edit", "#1f77b4", patched.latency["image/"+kind]},
+			{"stock: image edit", "#555555", stockImage.latency["image/"+kind]},
+			{"patched: image edit", "#1f77b4", patchedImage.latency["image/"+kind]},
 			{"patched: watched ConfigMap edit (default: 1 s batch window)", "#d62728", patched.latency["source/"+kind]},
 			{"patched: watched ConfigMap edit, --workload-config-snapshot-min-interval=0", "#2ca02c", interval0.latency["source/"+kind]},
 		}

@@ -44,6 +44,11 @@ var (
 	// benchImageRounds gives each pair's p50 and p90 of the image edits more samples than
 	// workloads: a p90 of 20 samples is the second slowest, which moves a lot from pair to pair.
 	benchImageRounds = flag.Int("bench-image-rounds", 1, "with -bench: rounds of image edits of the latency scenario (one edit per workload and round, each to an image of its own)")
+	// benchLatencyPairs times the image edits in pairs of their own, each half a minute long, so
+	// that stock's and the patched controller manager's edits are timed within a minute of each
+	// other instead of the two minutes of the other scenarios between them: a slow spell of the
+	// machine then falls on both sides of a pair rather than on one.
+	benchLatencyPairs = flag.Int("bench-latency-pairs", 0, "with -bench: stock/patched pairs of P3's image edits alone, after the other scenarios' pairs (0: P3's image edits in those pairs)")
 	// benchPatchedMinInterval, when set, is the patched controller manager's minimum interval
 	// in every scenario but P3's interval-0 run (which has its own).
 	benchPatchedMinInterval = flag.String("bench-patched-min-interval", "", "with -bench: the patched kube-controller-manager's --workload-config-snapshot-min-interval (BENCH_MIN_INTERVAL), e.g. 0 for no batch window; default: the controller manager's")

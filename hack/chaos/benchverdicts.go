@@ -50,14 +50,14 @@ func readPreviousRun(path string) (*previousRun, error) {
 // verdictsAgainst compares the verdicts of results with those of prev, the previous run of the
 // same scale, when both measured the same series (the same commit, or the same tree: the same
 // patches committed on another machine) with the same bench (the same repository commit, neither
-// with uncommitted changes) and the same number of pairs: a verdict that holds is the same in two
+// with uncommitted changes) and the same numbers of pairs: a verdict that holds is the same in two
 // consecutive runs. A row met in one run and missed in the other contradicts; one decided in one
 // run and undecided in the other does not (its figure is within the runs' spread of its target).
 // It returns "" when the runs are not comparable.
 func verdictsAgainst(prev *previousRun, st *stamp, results []benchResult) string {
 	sameSeries := prev != nil && (prev.Stamp.Series == st.Series || prev.Stamp.Tree != "" && prev.Stamp.Tree == st.Tree)
 	sameBench := prev != nil && prev.Stamp.Repo == st.Repo && !strings.HasSuffix(st.Repo, "-dirty")
-	if !sameSeries || !sameBench || prev.Stamp.Pairs != st.Pairs || prev.Stamp.RateLimits != st.RateLimits {
+	if !sameSeries || !sameBench || prev.Stamp.Pairs != st.Pairs || prev.Stamp.LatencyPairs != st.LatencyPairs || prev.Stamp.RateLimits != st.RateLimits {
 		return ""
 	}
 	before := map[string]benchResult{}

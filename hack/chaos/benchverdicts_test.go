@@ -24,7 +24,8 @@ import (
 )
 
 // Two runs of the same series, bench and pairs are compared verdict by verdict; runs of another
-// series, another bench, another number of pairs or other rate limits are not.
+// series, another bench, another number of pairs (of all scenarios, or of P3's image edits) or
+// other rate limits are not.
 func TestVerdictsAgainst(t *testing.T) {
 	run := func(verdicts ...string) []benchResult {
 		var rs []benchResult
@@ -52,6 +53,7 @@ func TestVerdictsAgainst(t *testing.T) {
 		"another series, tree unknown": {Series: "s2", Repo: "r1", Pairs: 8, RateLimits: "default"},
 		"another bench":                {Series: "s1", Repo: "r0", Pairs: 8, RateLimits: "default"},
 		"another pair count":           {Series: "s1", Repo: "r1", Pairs: 5, RateLimits: "default"},
+		"P3's image edits in pairs":    {Series: "s1", Repo: "r1", Pairs: 8, LatencyPairs: 10, RateLimits: "default"},
 		"other rate limits":            {Series: "s1", Repo: "r1", Pairs: 8, RateLimits: "lifted"},
 	} {
 		if got := verdictsAgainst(&previousRun{Stamp: other, Results: prev.Results}, st, run(verdictMet)); got != "" {
@@ -85,5 +87,21 @@ func TestReadPreviousRun(t *testing.T) {
 	prev, err := readPreviousRun(path)
 	if err != nil || prev.Stamp.Series != "s1" || prev.Stamp.Pairs != 8 || len(prev.Results) != 1 || prev.Results[0].Verdict != verdictMet {
 		t.Fatalf("readPreviousRun = %+v, %v", prev, err)
+	}
+}
+
+// The stamp names the pairs of P3's image edits when they have their own, in a form that
+// hack/bench-summary.sh reads.
+func TestStampPairs(t *testing.T) {
+	for _, tc := range []struct {
+		st   stamp
+		want string
+	}{
+		{stamp{Scale: "full", Pairs: 3}, "BENCH_SCALE=full, 3 pairs, client rate limits"},
+		{stamp{Scale: "small", Pairs: 3, LatencyPairs: 10}, "BENCH_SCALE=small, 3 pairs + 10 of P3's image edits, client rate limits"},
+	} {
+		if got := tc.st.String(); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: got %q, want it to contain %q", tc.st, got, tc.want)
+		}
 	}
 }
