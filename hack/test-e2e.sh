@@ -45,7 +45,15 @@ elif ! [[ -f ${KUBECONFIG} ]] || ! "${FORK_BIN}/kubectl" get --raw /readyz >/dev
   nodes=${E2E_NODES:-}
   if [[ -z ${nodes} ]]; then
     nodes=3
-    if [[ ${EUID} -eq 0 ]] && command -v dpkg-query >/dev/null; then nodes=real; fi
+    if [[ ${EUID} -eq 0 ]] && command -v dpkg-query >/dev/null; then
+      nodes=real
+      source "${FORK_ROOT}/hack/lib/node.sh"
+      reason=$(real_node_unavailable)
+      if [[ -n ${reason} ]]; then
+        log "no real node on this host (${reason}): fake nodes instead"
+        nodes=3
+      fi
+    fi
   fi
   "${FORK_ROOT}/hack/build.sh"
   NODES=${nodes} "${FORK_ROOT}/hack/local-up.sh"

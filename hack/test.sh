@@ -306,7 +306,7 @@ run_monitoring() {
 
 run_e2e() {
   set +e
-  "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep --line-buffered -E '^\[|^Ran |SUCCESS|FAIL'
+  "${FORK_ROOT}/hack/test-e2e.sh" 2>&1 | tee "${LOGS}/e2e.log" | grep --line-buffered -E '^\[|^error: |^Ran |SUCCESS|FAIL'
   local status=${PIPESTATUS[0]}
   set -e
   local ran
@@ -317,6 +317,9 @@ run_e2e() {
   fi
   local nodes="real node"
   if grep -q 'no real node in this cluster' "${LOGS}/e2e.log"; then nodes="fake nodes; file-reading specs skipped"; fi
+  local why
+  why=$(sed -n 's/.*no real node on this host (\(.*\)): fake nodes instead$/\1/p' "${LOGS}/e2e.log" | head -n 1)
+  if [[ -n ${why} ]]; then nodes="fake nodes, ${why}; file-reading specs skipped"; fi
   local extra=''
   if grep -q 'rollout status: stock kubectl returns before' "${LOGS}/e2e.log"; then extra=', rollout status checked for 3 kinds'; fi
   result[e2e]="ok (${ran} specs, ${nodes}${extra})"

@@ -137,6 +137,23 @@ build_crireset() {
 
 # pod_network: the bridge of the node's pods (POD_BRIDGE, NODE_IP on POD_SUBNET) and its CNI
 # configuration in NODE_DIR/cni, addresses kept in NODE_DIR/cni-ipam.
+# real_node_unavailable prints why this host cannot run the real node, nothing when it can:
+# the bridge of pod_network must be free (another run on this host holds it) and the kernel
+# must make bridges (a container without the module or the capability cannot). The probe
+# bridge is this shell's own and is deleted at once.
+real_node_unavailable() {
+  local probe="csnap-p$$" err
+  if ip link show "${POD_BRIDGE}" >/dev/null 2>&1; then
+    echo "the interface ${POD_BRIDGE} exists already"
+    return 0
+  fi
+  if ! err=$(ip link add "${probe}" type bridge 2>&1); then
+    echo "no bridge can be made here: ${err}"
+    return 0
+  fi
+  ip link delete "${probe}"
+}
+
 pod_network() {
   ! ip link show "${POD_BRIDGE}" >/dev/null 2>&1 || die "the interface ${POD_BRIDGE} exists already (POD_BRIDGE chooses another)"
   ip link add "${POD_BRIDGE}" type bridge
