@@ -135,8 +135,6 @@ build_crireset() {
   (cd "${KUBE_TREE}" && go build -o "${FORK_BIN}/crireset" ./test/e2e_fork/crireset)
 }
 
-# pod_network: the bridge of the node's pods (POD_BRIDGE, NODE_IP on POD_SUBNET) and its CNI
-# configuration in NODE_DIR/cni, addresses kept in NODE_DIR/cni-ipam.
 # real_node_unavailable prints why this host cannot run the real node, nothing when it can:
 # the bridge of pod_network must be free (another run on this host holds it) and the kernel
 # must make bridges (a container without the module or the capability cannot). The probe
@@ -154,8 +152,12 @@ real_node_unavailable() {
   ip link delete "${probe}"
 }
 
+# pod_network: the bridge of the node's pods (POD_BRIDGE, NODE_IP on POD_SUBNET) and its CNI
+# configuration in NODE_DIR/cni, addresses kept in NODE_DIR/cni-ipam.
 pod_network() {
-  ! ip link show "${POD_BRIDGE}" >/dev/null 2>&1 || die "the interface ${POD_BRIDGE} exists already (POD_BRIDGE chooses another)"
+  local why
+  why=$(real_node_unavailable)
+  [[ -z ${why} ]] || die "${why} (POD_BRIDGE names another bridge)"
   ip link add "${POD_BRIDGE}" type bridge
   ip addr add "${NODE_IP}/${POD_SUBNET#*/}" dev "${POD_BRIDGE}"
   ip link set "${POD_BRIDGE}" up
