@@ -122,6 +122,12 @@ func (rw *revisionWatch) latencies(ctx context.Context, ws []workload, edit func
 		}
 		time.Sleep(*benchSpacing)
 	}
+	return rw.collect(ctx, ws, started)
+}
+
+// collect waits until each workload of ws has a revision made after started[i], and returns per
+// kind how long each took.
+func (rw *revisionWatch) collect(ctx context.Context, ws []workload, started []time.Time) (map[string][]float64, error) {
 	out := map[string][]float64{}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		out = map[string][]float64{}
@@ -236,6 +242,73 @@ func latencyWorkloads(ctx context.Context, c kubernetes.Interface, ns string) ([
 	// Past the first syncs (status updates of the new workloads) before anything is timed.
 	time.Sleep(3 * time.Second)
 	return ws, rw, nil
+}
+
+// latencySide is one controller manager's half of P3's image edits side by side (-bench-twin):
+// its kube-apiserver, namespace, workloads and their revisions.
+type latencySide struct {
+	c  kubernetes.Interface
+	ns string
+	ws []workload
+	rw *revisionWatch
+}
+
+// newLatencySide makes P3's workloads in namespace ns once the controller manager behind c works
+// (a Deployment gets its ReplicaSet).
+func newLatencySide(ctx context.Context, c kubernetes.Interface, ns string) (*latencySide, error) {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
+		return nil, err
+	}
+	if err := createBenchDeployment(ctx, c, ns, "probe", "cfg", false); err != nil {
+		return nil, err
+	}
+	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
+		return nil, fmt.Errorf("its kube-controller-manager does not work: %w", err)
+	}
+	ws, rw, err := latencyWorkloads(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	return &latencySide{c: c, ns: ns, ws: ws, rw: rw}, nil
+}
+
+// interleavedLatencies makes rounds image edits of each workload on every side, the sides' edits
+// of one workload -bench-spacing/2 apart in an order that alternates from workload to workload
+// (and from pair to pair), and returns per side the samples by "image/<Kind>".
+func interleavedLatencies(ctx context.Context, sides []*latencySide, rounds, pair int) ([]map[string][]float64, error) {
+	out := make([]map[string][]float64, len(sides))
+	for s := range sides {
+		out[s] = map[string][]float64{}
+	}
+	for round := 1; round <= rounds; round++ {
+		image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 11-round)
+		started := make([][]time.Time, len(sides))
+		for s := range sides {
+			started[s] = make([]time.Time, len(sides[s].ws))
+		}
+		for i := range sides[0].ws {
+			for _, s := range alternate(i+pair, []int{0, 1}) {
+				started[s][i] = time.Now()
+				if err := setImage(ctx, sides[s].c, sides[s].ns, sides[s].ws[i], image); err != nil {
+					return nil, err
+				}
+				time.Sleep(*benchSpacing / 2)
+			}
+		}
+		for s, side := range sides {
+			l, err := side.rw.collect(ctx, side.ws, started[s])
+			if err != nil {
+				return nil, fmt.Errorf("image edits, round %d: %w", round, err)
+			}
+			for kind, v := range l {
+				out[s]["image/"+kind] = append(out[s]["image/"+kind], v...)
+			}
+		}
+	}
+	return out, nil
 }
 
 func setImage(ctx context.Context, c kubernetes.Interface, ns string, w workload, image string) error {

@@ -197,6 +197,9 @@ type stamp struct {
 	// LatencyPairs is -bench-latency-pairs: P3's image edits in pairs of their own (0: in the
 	// pairs of the other scenarios).
 	LatencyPairs int `json:"latencyPairs,omitempty"`
+	// LatencyTwin is -bench-twin: those pairs time stock's and the patched image edits side by
+	// side, each on a kube-apiserver of its own.
+	LatencyTwin bool `json:"latencyTwin,omitempty"`
 	// RateLimits is "default" (the client-side rate limits of the command lines) or "lifted"
 	// (-bench-unlimited).
 	RateLimits string `json:"clientRateLimits"`
@@ -212,7 +215,7 @@ type stamp struct {
 
 func newStamp() *stamp {
 	s := &stamp{Date: time.Now().UTC().Format(time.RFC3339), Series: *benchSeries, Tree: *benchTree, Repo: *benchRepo, Scale: *benchScale,
-		Pairs: *benchPairs, LatencyPairs: *benchLatencyPairs, RateLimits: map[bool]string{false: "default", true: "lifted"}[*benchUnlimited], Flags: map[string]string{}}
+		Pairs: *benchPairs, LatencyPairs: *benchLatencyPairs, LatencyTwin: *benchTwin, RateLimits: map[bool]string{false: "default", true: "lifted"}[*benchUnlimited], Flags: map[string]string{}}
 	s.Machine.Cores = runtime.NumCPU()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		s.Machine.Kernel = strings.TrimSpace(string(b))
@@ -245,6 +248,9 @@ func (s *stamp) String() string {
 	pairs := fmt.Sprintf("%d pairs", s.Pairs)
 	if s.LatencyPairs > 0 {
 		pairs += fmt.Sprintf(" + %d of P3's image edits", s.LatencyPairs)
+		if s.LatencyTwin {
+			pairs += " side by side"
+		}
 	}
 	return fmt.Sprintf("%s, series %s (repository %s), BENCH_SCALE=%s, %s, client rate limits %s, %d cores, %.0f GiB, kernel %s, took %s",
 		s.Date, series, short(s.Repo), s.Scale, pairs, s.RateLimits, s.Machine.Cores, s.Machine.MemoryGiB, s.Machine.Kernel, s.Took)

@@ -57,7 +57,7 @@ func readPreviousRun(path string) (*previousRun, error) {
 func verdictsAgainst(prev *previousRun, st *stamp, results []benchResult) string {
 	sameSeries := prev != nil && (prev.Stamp.Series == st.Series || prev.Stamp.Tree != "" && prev.Stamp.Tree == st.Tree)
 	sameBench := prev != nil && prev.Stamp.Repo == st.Repo && !strings.HasSuffix(st.Repo, "-dirty")
-	if !sameSeries || !sameBench || prev.Stamp.Pairs != st.Pairs || prev.Stamp.LatencyPairs != st.LatencyPairs || prev.Stamp.RateLimits != st.RateLimits {
+	if !sameSeries || !sameBench || prev.Stamp.Pairs != st.Pairs || prev.Stamp.LatencyPairs != st.LatencyPairs || prev.Stamp.LatencyTwin != st.LatencyTwin || prev.Stamp.RateLimits != st.RateLimits {
 		return ""
 	}
 	before := map[string]benchResult{}

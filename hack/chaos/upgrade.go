@@ -480,6 +480,8 @@ func mountedByLatest(ctx context.Context, c kubernetes.Interface, w upgradeWorkl
 type proc struct {
 	args, env []string
 	dir       string
+	// kubeconfig is that of the kube-apiserver the component works with ("": -kubeconfig's).
+	kubeconfig string
 }
 
 var procs = map[string]*proc{}
@@ -631,8 +633,12 @@ func start(component string) error {
 		return err
 	}
 	_ = cmd.Process.Release()
+	config := *kubeconfig
+	if p.kubeconfig != "" {
+		config = p.kubeconfig
+	}
 	return wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		out, err := exec.Command(*kubectl, "--kubeconfig", *kubeconfig, "get", "--raw", "/readyz").CombinedOutput()
+		out, err := exec.Command(*kubectl, "--kubeconfig", config, "get", "--raw", "/readyz").CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == "ok", nil
 	})
 }

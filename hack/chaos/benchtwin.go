@@ -1,0 +1,256 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// P3's image edits on two control planes at once (-bench-twin). A second kube-apiserver, the
+// twin, runs beside kwokctl's on the same etcd under a prefix of its own (a cluster of its own
+// that shares the machine), with a controller manager of its own. In each of P3's pairs one
+// controller manager is stock and the other patched, each on its own kube-apiserver (which side
+// runs where alternates from pair to pair), and their image edits alternate edit by edit, 100 ms
+// apart: a slow spell of the machine falls on both sides of a pair, where the two sides timed
+// one after the other 20 seconds apart fell into different spells.
+var benchTwin = flag.Bool("bench-twin", false, "with -bench-latency-pairs: time P3's image edits of stock and of the patched controller manager side by side, each on a kube-apiserver of its own (the second one on the same etcd under a prefix of its own), edit by edit alternating")
+
+const (
+	twinAPIServer  = "kube-apiserver-twin"
+	twinController = "kube-controller-manager-twin"
+)
+
+// twinPlane is the second control plane: its client and the kubeconfig its components use.
+type twinPlane struct {
+	c          kubernetes.Interface
+	kubeconfig string
+	// mainPort and twinPort are the kube-apiservers' secure ports.
+	mainPort, twinPort string
+}
+
+// startTwin starts the twin kube-apiserver with kwokctl's command line, another secure port and
+// etcd prefix, and waits until it answers. Its data (the nodes' names, the Secrets and ConfigMaps
+// that fill the caches) is the main cluster's: P3's controller managers then sync the same.
+func startTwin(ctx context.Context, c kubernetes.Interface) (*twinPlane, error) {
+	if err := recordAll(); err != nil {
+		return nil, err
+	}
+	api := procs["kube-apiserver"]
+	mainPort := flagValue(api.args, "--secure-port=")
+	if mainPort == "" {
+		return nil, fmt.Errorf("kube-apiserver has no --secure-port")
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := withFlag(withFlag(api.args, "--secure-port=", strconv.Itoa(port)), "--etcd-prefix=", "/twin-registry")
+	procs[twinAPIServer] = &proc{args: args, env: api.env, dir: api.dir}
+	tw := &twinPlane{mainPort: mainPort, twinPort: strconv.Itoa(port)}
+	if tw.kubeconfig, err = tw.rewrite(*kubeconfig); err != nil {
+		return nil, err
+	}
+	procs[twinAPIServer].kubeconfig = tw.kubeconfig
+	if err := start(twinAPIServer); err != nil {
+		return nil, fmt.Errorf("the twin kube-apiserver: %w (%s)", err, processState(twinAPIServer))
+	}
+	config, err := clientcmd.BuildConfigFromFlags("", tw.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	config.QPS, config.Burst = 50, 100
+	tw.c = kubernetes.NewForConfigOrDie(config)
+	setup := *config
+	setup.QPS, setup.Burst = 500, 1000
+	if err := benchData(ctx, kubernetes.NewForConfigOrDie(&setup)); err != nil {
+		return nil, err
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes.Items {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+		if _, err := tw.c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return tw, nil
+}
+
+// stopTwin stops what startTwin and runOnTwin started.
+func stopTwin() {
+	for _, component := range []string{twinController, twinAPIServer} {
+		if _, ok := procs[component]; ok {
+			_ = stop(component, syscall.SIGTERM)
+		}
+	}
+}
+
+// runOnTwin (re)starts the twin's controller manager with the main one's command line (as swap
+// makes it: the binary of dir, the gate when gated), its kubeconfigs pointed at the twin
+// kube-apiserver and another secure port.
+func (tw *twinPlane) runOnTwin(dir string, gated bool) error {
+	kcm := procs["kube-controller-manager"]
+	var args []string
+	for _, a := range kcm.args[1:] {
+		if strings.HasPrefix(a, "--feature-gates=") {
+			continue
+		}
+		for _, f := range []string{"--kubeconfig=", "--authentication-kubeconfig=", "--authorization-kubeconfig="} {
+			if path, ok := strings.CutPrefix(a, f); ok {
+				twin, err := tw.rewrite(path)
+				if err != nil {
+					return err
+				}
+				a = f + twin
+			}
+		}
+		args = append(args, a)
+	}
+	if gated {
+		args = append(args, gate)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	args = withFlag(args, "--secure-port=", strconv.Itoa(port))
+	procs[twinController] = &proc{args: append([]string{filepath.Join(dir, "kube-controller-manager")}, args...), env: kcm.env, dir: kcm.dir, kubeconfig: tw.kubeconfig}
+	if _, err := readPid(twinController); err != nil {
+		return start(twinController) // the first pair's
+	}
+	return restart(twinController)
+}
+
+// rewrite writes a copy of the kubeconfig at path whose servers are the twin kube-apiserver
+// instead of the main one, and returns the copy's path.
+func (tw *twinPlane) rewrite(path string) (string, error) {
+	config, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, cluster := range config.Clusters {
+		u, err := url.Parse(cluster.Server)
+		if err != nil {
+			return "", err
+		}
+		host, port, _ := net.SplitHostPort(u.Host)
+		if port != tw.mainPort {
+			return "", fmt.Errorf("%s: server %s is not the main kube-apiserver (port %s)", path, cluster.Server, tw.mainPort)
+		}
+		u.Host = net.JoinHostPort(host, tw.twinPort)
+		cluster.Server = u.String()
+	}
+	out := path + ".twin"
+	return out, clientcmd.WriteToFile(*config, out)
+}
+
+// twinImagePair runs pair pair of P3's image edits on both control planes at once: the patched
+// controller manager on the main one in even pairs and on the twin in odd ones, stock on the other.
+func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, st *stamp, pair int) (stock, patched *benchRun, err error) {
+	planes := map[bool]kubernetes.Interface{true: c, false: tw.c} // by "patched runs here"
+	if pair%2 == 1 {
+		planes = map[bool]kubernetes.Interface{true: tw.c, false: c}
+	}
+	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", "")
+	onMain, onTwin := *patchedBin, *stockBin
+	if pair%2 == 1 {
+		onMain, onTwin = onTwin, onMain
+	}
+	if err := swap("kube-controller-manager", onMain, onMain == *patchedBin); err != nil {
+		return nil, nil, err
+	}
+	if err := tw.runOnTwin(onTwin, onTwin == *patchedBin); err != nil {
+		return nil, nil, fmt.Errorf("the twin kube-controller-manager: %w (%s)", err, processState(twinController))
+	}
+	mainMode, twinMode := "p3-patched", "p3-stock"
+	if pair%2 == 1 {
+		mainMode, twinMode = twinMode, mainMode
+	}
+	st.recordFlags(mainMode)
+	st.Flags[twinMode] = strings.Join(procs[twinController].args[1:], " ")
+	*benchMinInterval = 10 * time.Second
+	ns := fmt.Sprintf("bench-p3-%d", pair+1)
+	sides := make([]*latencySide, 2)
+	for i, patchedSide := range []bool{false, true} {
+		cs := planes[patchedSide]
+		if sides[i], err = newLatencySide(ctx, cs, ns); err != nil {
+			return nil, nil, fmt.Errorf("pair %d, %s side: %w", pair+1, map[bool]string{true: "patched", false: "stock"}[patchedSide], err)
+		}
+		defer emptyNamespace(cs, ns)
+	}
+	step("bench:   P3 image edits, stock and patched side by side")
+	samples, err := interleavedLatencies(ctx, sides, *benchImageRounds, pair)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := stop(twinController, syscall.SIGTERM); err != nil {
+		return nil, nil, err
+	}
+	return &benchRun{latency: samples[0]}, &benchRun{latency: samples[1]}, nil
+}
+
+// twinImagePairs runs the -bench-latency-pairs pairs of P3's image edits side by side into
+// runs["p3-stock"] and runs["p3-patched"].
+func twinImagePairs(ctx context.Context, c kubernetes.Interface, st *stamp, runs map[string][]*benchRun) error {
+	step("bench: a second kube-apiserver for P3's image edits side by side")
+	tw, err := startTwin(ctx, c)
+	defer stopTwin()
+	if err != nil {
+		return err
+	}
+	for pair := 0; pair < *benchLatencyPairs; pair++ {
+		step(fmt.Sprintf("bench: P3 pair %d of %d, stock and patched kube-controller-manager side by side", pair+1, *benchLatencyPairs))
+		stock, patched, err := twinImagePair(ctx, c, tw, st, pair)
+		if err != nil {
+			return fmt.Errorf("P3 pair %d: %w", pair+1, err)
+		}
+		runs["p3-stock"] = append(runs["p3-stock"], stock)
+		runs["p3-patched"] = append(runs["p3-patched"], patched)
+	}
+	return nil
+}
+
+// withFlag returns args with the flag that starts with prefix set to value (added if absent).
+func withFlag(args []string, prefix, value string) []string {
+	return append(slicesWithout(args, prefix), prefix+value)
+}
+
+// flagValue returns the value of the flag that starts with prefix, or "".
+func flagValue(args []string, prefix string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
