@@ -383,6 +383,26 @@ type benchRun struct {
 
 const storageEdits = 15
 
+// newBenchNamespace creates namespace ns with the ConfigMap cfg, and returns once the controller
+// manager behind c works: the one swap started works once it holds the leader lease (the one it
+// replaced may not have released it) and its informers have synced, when a Deployment gets its
+// ReplicaSet.
+func newBenchNamespace(ctx context.Context, c kubernetes.Interface, ns string) error {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
+		return err
+	}
+	if err := createBenchDeployment(ctx, c, ns, "probe", "cfg", false); err != nil {
+		return err
+	}
+	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
+		return fmt.Errorf("kube-controller-manager does not work: %w", err)
+	}
+	return nil
+}
+
 // benchScenarios runs the scenarios in namespace ns and returns their figures; p3 (p3Interval0,
 // p3Image) runs only the latency scenario. The first pair's patched run adds what does not vary
 // from pair to pair: the storage count, and P3's watched edits with the default minimum interval
@@ -390,24 +410,12 @@ const storageEdits = 15
 func benchScenarios(ctx context.Context, c, setup kubernetes.Interface, ns string, patched bool, p3 string, first bool) (*benchRun, error) {
 	f := map[string]float64{}
 	out := &benchRun{figures: f}
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return nil, err
+	if err := newBenchNamespace(ctx, c, ns); err != nil {
+		return nil, fmt.Errorf("%w (kube-controller-manager: %s)", err, processState("kube-controller-manager"))
 	}
 	// The namespace is empty before the next controller manager is measured: what it would
 	// sync or delete there would count in its figures.
 	defer emptyNamespace(c, ns)
-	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
-		return nil, err
-	}
-	// The controller manager that swap started works once it holds the leader lease (the one
-	// it replaced may not have released it) and its informers have synced: a Deployment gets its
-	// ReplicaSet.
-	if err := createBenchDeployment(ctx, c, ns, "probe", "cfg", false); err != nil {
-		return nil, err
-	}
-	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
-		return nil, fmt.Errorf("kube-controller-manager does not work (%s): %w", processState("kube-controller-manager"), err)
-	}
 	switch p3 {
 	case p3Interval0:
 		step("bench:   P3 latency")

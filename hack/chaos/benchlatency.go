@@ -256,17 +256,8 @@ type latencySide struct {
 // newLatencySide makes P3's workloads in namespace ns once the controller manager behind c works
 // (a Deployment gets its ReplicaSet).
 func newLatencySide(ctx context.Context, c kubernetes.Interface, ns string) (*latencySide, error) {
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if err := newBenchNamespace(ctx, c, ns); err != nil {
 		return nil, err
-	}
-	if err := createConfig(ctx, c, ns, "cfg", "v1"); err != nil {
-		return nil, err
-	}
-	if err := createBenchDeployment(ctx, c, ns, "probe", "cfg", false); err != nil {
-		return nil, err
-	}
-	if err := waitRevision(ctx, c, ns, []string{"probe"}, 1); err != nil {
-		return nil, fmt.Errorf("its kube-controller-manager does not work: %w", err)
 	}
 	ws, rw, err := latencyWorkloads(ctx, c, ns)
 	if err != nil {
