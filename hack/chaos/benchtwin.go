@@ -200,13 +200,21 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 	st.Flags[twinMode] = strings.Join(procs[twinController].args[1:], " ")
 	*benchMinInterval = 10 * time.Second
 	ns := fmt.Sprintf("bench-p3-%d", pair+1)
+	// Both sides' workloads are made at once, each on its own kube-apiserver and client.
 	sides := make([]*latencySide, 2)
-	for i, patchedSide := range []bool{false, true} {
-		cs := planes[patchedSide]
-		if sides[i], err = newLatencySide(ctx, cs, ns); err != nil {
-			return nil, nil, fmt.Errorf("pair %d, %s side: %w", pair+1, map[bool]string{true: "patched", false: "stock"}[patchedSide], err)
+	err = parallel(len(sides), func(i int) error {
+		patchedSide := i == 1
+		var err error
+		if sides[i], err = newLatencySide(ctx, planes[patchedSide], ns); err != nil {
+			return fmt.Errorf("%s side: %w", map[bool]string{true: "patched", false: "stock"}[patchedSide], err)
 		}
+		return nil
+	})
+	for _, cs := range planes {
 		defer emptyNamespace(cs, ns)
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	step("bench:   P3 image edits, stock and patched side by side")
 	samples, err := interleavedLatencies(ctx, sides, *benchImageRounds, pair)
