@@ -174,30 +174,24 @@ func (tw *twinPlane) rewrite(path string) (string, error) {
 	return out, clientcmd.WriteToFile(*config, out)
 }
 
-// twinImagePair runs pair pair of P3's image edits on both control planes at once: the patched
-// controller manager on the main one in even pairs and on the twin in odd ones, stock on the other.
+// twinImagePair runs pair pair (from 0) of P3's image edits on both control planes at once: the
+// patched controller manager on the main one in odd pairs (the first, the third, ...) and on the
+// twin in even ones, stock on the other.
 func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, st *stamp, pair int) (stock, patched *benchRun, err error) {
-	planes := map[bool]kubernetes.Interface{true: c, false: tw.c} // by "patched runs here"
-	if pair%2 == 1 {
-		planes = map[bool]kubernetes.Interface{true: tw.c, false: c}
-	}
+	// The maps are by "the patched side".
+	patchedOnMain := pair%2 == 0
+	planes := map[bool]kubernetes.Interface{patchedOnMain: c, !patchedOnMain: tw.c}
+	bins := map[bool]string{true: *patchedBin, false: *stockBin}
+	modes := map[bool]string{true: "p3-patched", false: "p3-stock"}
 	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", "")
-	onMain, onTwin := *patchedBin, *stockBin
-	if pair%2 == 1 {
-		onMain, onTwin = onTwin, onMain
-	}
-	if err := swap("kube-controller-manager", onMain, onMain == *patchedBin); err != nil {
+	if err := swap("kube-controller-manager", bins[patchedOnMain], patchedOnMain); err != nil {
 		return nil, nil, err
 	}
-	if err := tw.runOnTwin(onTwin, onTwin == *patchedBin); err != nil {
+	if err := tw.runOnTwin(bins[!patchedOnMain], !patchedOnMain); err != nil {
 		return nil, nil, fmt.Errorf("the twin kube-controller-manager: %w (%s)", err, processState(twinController))
 	}
-	mainMode, twinMode := "p3-patched", "p3-stock"
-	if pair%2 == 1 {
-		mainMode, twinMode = twinMode, mainMode
-	}
-	st.recordFlags(mainMode)
-	st.Flags[twinMode] = strings.Join(procs[twinController].args[1:], " ")
+	st.recordFlags(modes[patchedOnMain])
+	st.Flags[modes[!patchedOnMain]] = strings.Join(procs[twinController].args[1:], " ")
 	*benchMinInterval = 10 * time.Second
 	ns := fmt.Sprintf("bench-p3-%d", pair+1)
 	// Both sides' workloads are made at once, each on its own kube-apiserver and client.
@@ -206,7 +200,7 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 		patchedSide := i == 1
 		var err error
 		if sides[i], err = newLatencySide(ctx, planes[patchedSide], ns); err != nil {
-			return fmt.Errorf("%s side: %w", map[bool]string{true: "patched", false: "stock"}[patchedSide], err)
+			return fmt.Errorf("the %s side: %w", modes[patchedSide], err)
 		}
 		return nil
 	})
