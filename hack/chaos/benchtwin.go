@@ -121,10 +121,7 @@ func stopTwin() {
 func (tw *twinPlane) runOnTwin(dir string, gated bool) error {
 	kcm := procs["kube-controller-manager"]
 	var args []string
-	for _, a := range kcm.args[1:] {
-		if strings.HasPrefix(a, "--feature-gates=") {
-			continue
-		}
+	for _, a := range withGate(kcm.args[1:], gated) {
 		for _, f := range []string{"--kubeconfig=", "--authentication-kubeconfig=", "--authorization-kubeconfig="} {
 			if path, ok := strings.CutPrefix(a, f); ok {
 				twin, err := tw.rewrite(path)
@@ -135,9 +132,6 @@ func (tw *twinPlane) runOnTwin(dir string, gated bool) error {
 			}
 		}
 		args = append(args, a)
-	}
-	if gated {
-		args = append(args, gate)
 	}
 	port, err := freePort()
 	if err != nil {

@@ -556,16 +556,7 @@ func swap(component, dir string, gated bool) error {
 		return err
 	}
 	p := procs[component]
-	var args []string
-	for _, a := range p.args[1:] {
-		if !strings.HasPrefix(a, "--feature-gates=") {
-			args = append(args, a)
-		}
-	}
-	if gated {
-		args = append(args, gate)
-	}
-	p.args = append([]string{filepath.Join(dir, component)}, args...)
+	p.args = append([]string{filepath.Join(dir, component)}, withGate(p.args[1:], gated)...)
 	if err := restart(component); err != nil {
 		return err
 	}
@@ -579,6 +570,15 @@ func swap(component, dir string, gated bool) error {
 		}
 	}
 	return nil
+}
+
+// withGate returns args without their --feature-gates flag, and with the gate when gated.
+func withGate(args []string, gated bool) []string {
+	out := slicesWithout(args, "--feature-gates=")
+	if gated {
+		out = append(out, gate)
+	}
+	return out
 }
 
 // restart stops the component if it runs (SIGTERM) and starts it again as procs records it.
