@@ -12,10 +12,12 @@
 #   BENCH_SCALE=small   (default) 1,000 Secrets + 1,000 ConfigMaps of 12 KiB, 10 workloads of each
 #                       kind without snapshot, 60 opt-in workloads, 50 Deployments sharing one
 #                       watched ConfigMap, 3 pairs (BENCH_PAIRS); then P3's image edits alone, 20
-#                       workloads per kind timed twice (40 samples a pair), in 9 pairs of their own
-#                       (BENCH_LATENCY_PAIRS), stock's and the patched controller manager side by
-#                       side, each on a kube-apiserver of its own (a second one on the same etcd),
-#                       their edits alternating edit by edit: about 19 minutes
+#                       workloads per kind timed twice (40 samples a pair), and watched edits
+#                       without the minimum interval of every other one beside stock's image
+#                       edits, in 8 pairs of their own (BENCH_LATENCY_PAIRS), stock's and the
+#                       patched controller manager side by side, each on a kube-apiserver of its
+#                       own (a second one on the same etcd), their edits alternating edit by
+#                       edit: about 19 minutes
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
 #                       kinds, 40 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
@@ -54,7 +56,7 @@ if [[ -f ${KUBECONFIG} ]] && "${FORK_BIN}/kubectl" get --raw /readyz >/dev/null 
   die "a local cluster is running: 'make down' first (make bench starts its own)"
 fi
 case ${BENCH_SCALE:=small} in
-  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 20 -bench-spacing 200ms -bench-settle 5s -bench-pairs "${BENCH_PAIRS:-3}" -bench-latency-pairs "${BENCH_LATENCY_PAIRS:-9}" -bench-twin -bench-image-rounds 2) ;;
+  small) scale=(-bench-objects 1000 -bench-workloads 10 -bench-optin 60 -bench-fanout 50 -bench-latency 20 -bench-spacing 200ms -bench-settle 5s -bench-pairs "${BENCH_PAIRS:-3}" -bench-latency-pairs "${BENCH_LATENCY_PAIRS:-8}" -bench-twin -bench-image-rounds 2) ;;
   full) scale=(-bench-objects 10000 -bench-workloads 100 -bench-optin 1000 -bench-fanout 500 -bench-latency 40 -bench-spacing 250ms -bench-pairs "${BENCH_PAIRS:-3}") ;;
   fanout) scale=(-bench-objects 0 -bench-scenarios p5 -bench-fanout "${BENCH_FANOUT:-2000}" -bench-pairs "${BENCH_PAIRS:-3}") ;;
   paced) scale=(-bench-objects 0 -bench-scenarios p6 -bench-fanout "${BENCH_FANOUT:-500}" -bench-paced-limit "${BENCH_PACED_LIMIT:-10}" -bench-pairs "${BENCH_PAIRS:-3}") ;;

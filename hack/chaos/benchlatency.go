@@ -266,37 +266,58 @@ func newLatencySide(ctx context.Context, c kubernetes.Interface, ns string) (*la
 	return &latencySide{c: c, ns: ns, ws: ws, rw: rw}, nil
 }
 
-// interleavedLatencies makes rounds image edits of each workload on every side, the sides' edits
-// of one workload -bench-spacing/2 apart in an order that alternates from workload to workload
-// (and from pair to pair), and returns per side the samples by "image/<Kind>".
+// interleavedLatencies makes rounds image edits of each workload on every side (see
+// interleavedRound) and returns per side the samples by "image/<Kind>".
 func interleavedLatencies(ctx context.Context, sides []*latencySide, rounds, pair int) ([]map[string][]float64, error) {
 	out := make([]map[string][]float64, len(sides))
 	for s := range sides {
 		out[s] = map[string][]float64{}
 	}
+	all := make([]int, len(sides[0].ws))
+	for i := range all {
+		all[i] = i
+	}
 	for round := 1; round <= rounds; round++ {
 		image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 11-round)
-		started := make([][]time.Time, len(sides))
+		l, err := interleavedRound(ctx, sides, all, pair, func(s int, w workload) error {
+			return setImage(ctx, sides[s].c, sides[s].ns, w, image)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("image edits, round %d: %w", round, err)
+		}
 		for s := range sides {
-			started[s] = make([]time.Time, len(sides[s].ws))
-		}
-		for i := range sides[0].ws {
-			for _, s := range alternate(i+pair, []int{0, 1}) {
-				started[s][i] = time.Now()
-				if err := setImage(ctx, sides[s].c, sides[s].ns, sides[s].ws[i], image); err != nil {
-					return nil, err
-				}
-				time.Sleep(*benchSpacing / 2)
-			}
-		}
-		for s, side := range sides {
-			l, err := side.rw.collect(ctx, side.ws, started[s])
-			if err != nil {
-				return nil, fmt.Errorf("image edits, round %d: %w", round, err)
-			}
-			for kind, v := range l {
+			for kind, v := range l[s] {
 				out[s]["image/"+kind] = append(out[s]["image/"+kind], v...)
 			}
+		}
+	}
+	return out, nil
+}
+
+// interleavedRound makes edit(s, w) of the workloads of every side s whose indices are given,
+// one workload every -bench-spacing, the sides' edits of one workload -bench-spacing/2 apart
+// in an order that alternates from workload to workload (and from pair to pair), and returns
+// per side how long each took to get its new revision, by kind.
+func interleavedRound(ctx context.Context, sides []*latencySide, indices []int, pair int, edit func(s int, w workload) error) ([]map[string][]float64, error) {
+	started := make([][]time.Time, len(sides))
+	for n, i := range indices {
+		for _, s := range alternate(n+pair, []int{0, 1}) {
+			started[s] = append(started[s], time.Now())
+			if err := edit(s, sides[s].ws[i]); err != nil {
+				return nil, err
+			}
+			time.Sleep(*benchSpacing / 2)
+		}
+	}
+	out := make([]map[string][]float64, len(sides))
+	for s, side := range sides {
+		ws := make([]workload, len(indices))
+		for n, i := range indices {
+			ws[n] = side.ws[i]
+		}
+		var err error
+		if out[s], err = side.rw.collect(ctx, ws, started[s]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -117,8 +117,9 @@ func stopTwin() {
 
 // runOnTwin (re)starts the twin's controller manager with the main one's command line (as swap
 // makes it: the binary of dir, the gate when gated), its kubeconfigs pointed at the twin
-// kube-apiserver and another secure port.
-func (tw *twinPlane) runOnTwin(dir string, gated bool) error {
+// kube-apiserver, another secure port and --workload-config-snapshot-min-interval=minInterval
+// (none when empty).
+func (tw *twinPlane) runOnTwin(dir string, gated bool, minInterval string) error {
 	kcm := procs["kube-controller-manager"]
 	var args []string
 	for _, a := range withGate(kcm.args[1:], gated) {
@@ -138,6 +139,9 @@ func (tw *twinPlane) runOnTwin(dir string, gated bool) error {
 		return err
 	}
 	args = withFlag(args, "--secure-port=", strconv.Itoa(port))
+	if args = slicesWithout(args, "--workload-config-snapshot-min-interval="); minInterval != "" {
+		args = append(args, "--workload-config-snapshot-min-interval="+minInterval)
+	}
 	procs[twinController] = &proc{args: append([]string{filepath.Join(dir, "kube-controller-manager")}, args...), env: kcm.env, dir: kcm.dir, kubeconfig: tw.kubeconfig}
 	if _, err := readPid(twinController); err != nil {
 		return start(twinController) // the first pair's
@@ -170,23 +174,27 @@ func (tw *twinPlane) rewrite(path string) (string, error) {
 
 // twinImagePair runs pair pair (from 0) of P3's image edits on both control planes at once: the
 // patched controller manager on the main one in odd pairs (the first, the third, ...) and on the
-// twin in even ones, stock on the other.
+// twin in even ones, stock on the other. The patched one runs without the minimum interval
+// (--workload-config-snapshot-min-interval=0, which holds back watch-triggered revisions only):
+// after the image edits, it times watched ConfigMap edits of every other workload beside
+// stock's image edits of the same workloads. The first pair also reads what each edit costs on
+// the patched side's kube-apiserver (the main one).
 func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, st *stamp, pair int) (stock, patched *benchRun, err error) {
 	// The maps are by "the patched side".
 	patchedOnMain := pair%2 == 0
 	planes := map[bool]kubernetes.Interface{patchedOnMain: c, !patchedOnMain: tw.c}
 	bins := map[bool]string{true: *patchedBin, false: *stockBin}
 	modes := map[bool]string{true: "p3-patched", false: "p3-stock"}
-	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", "")
+	minInterval := map[bool]string{true: "0"}
+	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", minInterval[patchedOnMain])
 	if err := swap("kube-controller-manager", bins[patchedOnMain], patchedOnMain); err != nil {
 		return nil, nil, err
 	}
-	if err := tw.runOnTwin(bins[!patchedOnMain], !patchedOnMain); err != nil {
+	if err := tw.runOnTwin(bins[!patchedOnMain], !patchedOnMain, minInterval[!patchedOnMain]); err != nil {
 		return nil, nil, fmt.Errorf("the twin kube-controller-manager: %w (%s)", err, processState(twinController))
 	}
 	st.recordFlags(modes[patchedOnMain])
 	st.Flags[modes[!patchedOnMain]] = strings.Join(procs[twinController].args[1:], " ")
-	*benchMinInterval = 10 * time.Second
 	ns := fmt.Sprintf("bench-p3-%d", pair+1)
 	// Both sides' workloads are made at once, each on its own kube-apiserver and client.
 	sides := make([]*latencySide, 2)
@@ -204,15 +212,66 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 	if err != nil {
 		return nil, nil, err
 	}
+	stock, patched = &benchRun{}, &benchRun{}
+	// costs runs f, and in the first pair reads the patched side's kube-apiserver around it
+	// into patched.path[i], per edit of the patched side (n).
+	costs := func(i, n int, f func() error) error {
+		if pair > 0 {
+			return f()
+		}
+		before, err := readCosts(ctx, planes[true])
+		if err != nil {
+			return err
+		}
+		if err := f(); err != nil {
+			return err
+		}
+		// The controllers finish the status updates of the new revisions before the reading.
+		time.Sleep(2 * time.Second)
+		after, err := readCosts(ctx, planes[true])
+		patched.path[i] = per(before, after, n, func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
+		return err
+	}
 	step("bench:   P3 image edits, stock and patched side by side")
-	samples, err := interleavedLatencies(ctx, sides, *benchImageRounds, pair)
-	if err != nil {
+	var samples []map[string][]float64
+	if err := costs(0, len(sides[1].ws)**benchImageRounds, func() (err error) {
+		samples, err = interleavedLatencies(ctx, sides, *benchImageRounds, pair)
+		return err
+	}); err != nil {
 		return nil, nil, err
+	}
+	stock.latency, patched.latency = samples[0], samples[1]
+	step("bench:   P3 watched ConfigMap edits without the minimum interval, beside stock's image edits")
+	var half []int
+	for i := 0; i < len(sides[1].ws); i += 2 {
+		half = append(half, i)
+	}
+	// A watch-triggered revision is not held after the image edits' revisions: the interval is 0.
+	image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 10-*benchImageRounds)
+	if err := costs(1, len(half), func() error {
+		l, err := interleavedRound(ctx, sides, half, pair, func(s int, w workload) error {
+			if s == 1 {
+				return setConfig(ctx, sides[s].c, sides[s].ns, w.source, "v2")
+			}
+			return setImage(ctx, sides[s].c, sides[s].ns, w, image)
+		})
+		if err != nil {
+			return err
+		}
+		for kind, v := range l[0] {
+			stock.latency["beside/"+kind] = v
+		}
+		for kind, v := range l[1] {
+			patched.latency["source/"+kind] = v
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, fmt.Errorf("watched edits: %w", err)
 	}
 	if err := stop(twinController, syscall.SIGTERM); err != nil {
 		return nil, nil, err
 	}
-	return &benchRun{latency: samples[0]}, &benchRun{latency: samples[1]}, nil
+	return stock, patched, nil
 }
 
 // twinImagePairs runs the -bench-latency-pairs pairs of P3's image edits side by side into
