@@ -17,7 +17,7 @@
 #                       edits, in 8 pairs of their own (BENCH_LATENCY_PAIRS), stock's and the
 #                       patched controller manager side by side, each on a kube-apiserver of its
 #                       own (a second one on the same etcd), their edits alternating edit by
-#                       edit: about 19 minutes
+#                       edit: about 18 minutes
 #   BENCH_SCALE=full    10,000 + 10,000, 100 of each kind, 1,000 opt-in workloads across the three
 #                       kinds, 40 per kind timed, 500 Deployments sharing one ConfigMap, 3 pairs
 #   BENCH_SCALE=fanout  only the fan-out (P5), BENCH_FANOUT (2,000) Deployments sharing one watched
