@@ -177,33 +177,48 @@ func latencyScenario(ctx context.Context, c kubernetes.Interface, ns string, ima
 			// revision right after another one waits for it on purpose (storm protection).
 			time.Sleep(*benchMinInterval + time.Second)
 		}
-		var before costs
-		if withCosts {
-			if before, err = readCosts(ctx, c); err != nil {
-				return err
+		edit := func() error {
+			for round := 1; round <= e.rounds; round++ {
+				l, err := rw.latencies(ctx, ws, func(w workload) error { return e.edit(w, round) })
+				if err != nil {
+					return fmt.Errorf("%s edits, round %d: %w", e.key, round, err)
+				}
+				for kind, v := range l {
+					out.latency[e.key+"/"+kind] = append(out.latency[e.key+"/"+kind], v...)
+				}
 			}
-		}
-		for round := 1; round <= e.rounds; round++ {
-			l, err := rw.latencies(ctx, ws, func(w workload) error { return e.edit(w, round) })
-			if err != nil {
-				return fmt.Errorf("%s edits, round %d: %w", e.key, round, err)
-			}
-			for kind, v := range l {
-				out.latency[e.key+"/"+kind] = append(out.latency[e.key+"/"+kind], v...)
-			}
+			return nil
 		}
 		if !withCosts {
+			if err := edit(); err != nil {
+				return err
+			}
 			continue
 		}
-		// The controllers finish the status updates of the new revisions before the reading.
-		time.Sleep(2 * time.Second)
-		after, err := readCosts(ctx, c)
-		if err != nil {
+		if out.path[i], err = editCosts(ctx, c, len(ws)*e.rounds, edit); err != nil {
 			return err
 		}
-		out.path[i] = per(before, after, len(ws)*e.rounds, func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
 	}
 	return nil
+}
+
+// editCosts runs edit, n edits, and returns what each cost the control plane behind c (readCosts,
+// but watches): read before, and 2 s after it, once the controllers have finished the status
+// updates of the new revisions.
+func editCosts(ctx context.Context, c kubernetes.Interface, n int, edit func() error) (costs, error) {
+	before, err := readCosts(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := edit(); err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second)
+	after, err := readCosts(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return per(before, after, n, func(k string) bool { return strings.HasPrefix(k, "request WATCH ") }), nil
 }
 
 // latencyWorkloads creates -bench-latency workloads of each kind without pods, each snapshotting

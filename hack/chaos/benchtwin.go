@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,29 +171,39 @@ func (tw *twinPlane) rewrite(path string) (string, error) {
 	return out, clientcmd.WriteToFile(*config, out)
 }
 
-// twinImagePair runs pair pair (from 0) of P3's image edits on both control planes at once: the
-// patched controller manager on the main one in odd pairs (the first, the third, ...) and on the
-// twin in even ones, stock on the other. The patched one runs without the minimum interval
-// (--workload-config-snapshot-min-interval=0, which holds back watch-triggered revisions only):
-// after the image edits, it times watched ConfigMap edits of every other workload beside
-// stock's image edits of the same workloads. The first pair also reads what each edit costs on
-// the patched side's kube-apiserver (the main one).
-func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, st *stamp, pair int) (stock, patched *benchRun, err error) {
-	// The maps are by "the patched side".
+// twinModes names the sides of P3's pairs side by side, by "the patched side".
+var twinModes = map[bool]string{true: "p3-patched", false: "p3-stock"}
+
+// controllers starts the controller managers of pair pair (from 0) of P3's pairs side by side:
+// the patched one on the main kube-apiserver in odd pairs (the first, the third, ...) and on the
+// twin in even ones, stock on the other; the patched one without the minimum interval
+// (--workload-config-snapshot-min-interval=0, which holds back watch-triggered revisions only).
+// It returns each side's client, by "the patched side".
+func (tw *twinPlane) controllers(c kubernetes.Interface, st *stamp, pair int) (map[bool]kubernetes.Interface, error) {
 	patchedOnMain := pair%2 == 0
-	planes := map[bool]kubernetes.Interface{patchedOnMain: c, !patchedOnMain: tw.c}
 	bins := map[bool]string{true: *patchedBin, false: *stockBin}
-	modes := map[bool]string{true: "p3-patched", false: "p3-stock"}
 	minInterval := map[bool]string{true: "0"}
 	setFlag("kube-controller-manager", "--workload-config-snapshot-min-interval=", minInterval[patchedOnMain])
 	if err := swap("kube-controller-manager", bins[patchedOnMain], patchedOnMain); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := tw.runOnTwin(bins[!patchedOnMain], !patchedOnMain, minInterval[!patchedOnMain]); err != nil {
-		return nil, nil, fmt.Errorf("the twin kube-controller-manager: %w (%s)", err, processState(twinController))
+		return nil, fmt.Errorf("the twin kube-controller-manager: %w (%s)", err, processState(twinController))
 	}
-	st.recordFlags(modes[patchedOnMain])
-	st.Flags[modes[!patchedOnMain]] = strings.Join(procs[twinController].args[1:], " ")
+	st.recordFlags(twinModes[patchedOnMain])
+	st.Flags[twinModes[!patchedOnMain]] = strings.Join(procs[twinController].args[1:], " ")
+	return map[bool]kubernetes.Interface{patchedOnMain: c, !patchedOnMain: tw.c}, nil
+}
+
+// twinImagePair runs pair pair (from 0) of P3's pairs side by side (see controllers): the image
+// edits of both sides, then the patched side's watched ConfigMap edits beside stock's image
+// edits (watchedBeside). The first pair also reads what each edit costs on the patched side's
+// kube-apiserver (the main one).
+func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, st *stamp, pair int) (stock, patched *benchRun, err error) {
+	planes, err := tw.controllers(c, st, pair)
+	if err != nil {
+		return nil, nil, err
+	}
 	ns := fmt.Sprintf("bench-p3-%d", pair+1)
 	// Both sides' workloads are made at once, each on its own kube-apiserver and client.
 	sides := make([]*latencySide, 2)
@@ -202,7 +211,7 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 		patchedSide := i == 1
 		var err error
 		if sides[i], err = newLatencySide(ctx, planes[patchedSide], ns); err != nil {
-			return fmt.Errorf("the %s side: %w", modes[patchedSide], err)
+			return fmt.Errorf("the %s side: %w", twinModes[patchedSide], err)
 		}
 		return nil
 	})
@@ -213,65 +222,63 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 		return nil, nil, err
 	}
 	stock, patched = &benchRun{}, &benchRun{}
-	// costs runs f, and in the first pair reads the patched side's kube-apiserver around it
-	// into patched.path[i], per edit of the patched side (n).
-	costs := func(i, n int, f func() error) error {
+	// timed runs edit (n edits of the patched side), and in the first pair reads what they cost
+	// the patched side's kube-apiserver into patched.path[i].
+	timed := func(i, n int, edit func() error) error {
 		if pair > 0 {
-			return f()
+			return edit()
 		}
-		before, err := readCosts(ctx, planes[true])
-		if err != nil {
-			return err
-		}
-		if err := f(); err != nil {
-			return err
-		}
-		// The controllers finish the status updates of the new revisions before the reading.
-		time.Sleep(2 * time.Second)
-		after, err := readCosts(ctx, planes[true])
-		patched.path[i] = per(before, after, n, func(k string) bool { return strings.HasPrefix(k, "request WATCH ") })
+		var err error
+		patched.path[i], err = editCosts(ctx, planes[true], n, edit)
 		return err
 	}
 	step("bench:   P3 image edits, stock and patched side by side")
-	var samples []map[string][]float64
-	if err := costs(0, len(sides[1].ws)**benchImageRounds, func() (err error) {
-		samples, err = interleavedLatencies(ctx, sides, *benchImageRounds, pair)
+	if err := timed(0, len(sides[1].ws)**benchImageRounds, func() error {
+		samples, err := interleavedLatencies(ctx, sides, *benchImageRounds, pair)
+		if err == nil {
+			stock.latency, patched.latency = samples[0], samples[1]
+		}
 		return err
 	}); err != nil {
 		return nil, nil, err
 	}
-	stock.latency, patched.latency = samples[0], samples[1]
 	step("bench:   P3 watched ConfigMap edits without the minimum interval, beside stock's image edits")
-	var half []int
-	for i := 0; i < len(sides[1].ws); i += 2 {
-		half = append(half, i)
-	}
-	// A watch-triggered revision is not held after the image edits' revisions: the interval is 0.
-	image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 10-*benchImageRounds)
-	if err := costs(1, len(half), func() error {
-		l, err := interleavedRound(ctx, sides, half, pair, func(s int, w workload) error {
-			if s == 1 {
-				return setConfig(ctx, sides[s].c, sides[s].ns, w.source, "v2")
-			}
-			return setImage(ctx, sides[s].c, sides[s].ns, w, image)
-		})
-		if err != nil {
-			return err
-		}
-		for kind, v := range l[0] {
-			stock.latency["beside/"+kind] = v
-		}
-		for kind, v := range l[1] {
-			patched.latency["source/"+kind] = v
-		}
-		return nil
-	}); err != nil {
+	half := (len(sides[1].ws) + 1) / 2
+	if err := timed(1, half, func() error { return watchedBeside(ctx, sides, pair, stock, patched) }); err != nil {
 		return nil, nil, fmt.Errorf("watched edits: %w", err)
 	}
 	if err := stop(twinController, syscall.SIGTERM); err != nil {
 		return nil, nil, err
 	}
 	return stock, patched, nil
+}
+
+// watchedBeside edits the ConfigMap of every other workload on the patched side (sides[1]),
+// which a watch-triggered revision follows at once (its minimum interval is 0), and makes the
+// next image edit of the same workloads on the stock side beside it, edit by edit; it adds the
+// samples to patched.latency by "source/<Kind>" and to stock.latency by "beside/<Kind>".
+func watchedBeside(ctx context.Context, sides []*latencySide, pair int, stock, patched *benchRun) error {
+	var half []int
+	for i := 0; i < len(sides[1].ws); i += 2 {
+		half = append(half, i)
+	}
+	image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 10-*benchImageRounds)
+	l, err := interleavedRound(ctx, sides, half, pair, func(s int, w workload) error {
+		if s == 1 {
+			return setConfig(ctx, sides[s].c, sides[s].ns, w.source, "v2")
+		}
+		return setImage(ctx, sides[s].c, sides[s].ns, w, image)
+	})
+	if err != nil {
+		return err
+	}
+	for kind, v := range l[0] {
+		stock.latency["beside/"+kind] = v
+	}
+	for kind, v := range l[1] {
+		patched.latency["source/"+kind] = v
+	}
+	return nil
 }
 
 // twinImagePairs runs the -bench-latency-pairs pairs of P3's image edits side by side into
