@@ -243,8 +243,8 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 		return nil, nil, err
 	}
 	step("bench:   P3 watched ConfigMap edits without the minimum interval, beside stock's image edits")
-	half := (len(sides[1].ws) + 1) / 2
-	if err := timed(1, half, func() error { return watchedBeside(ctx, sides, pair, stock, patched) }); err != nil {
+	half := everyOther(sides[1].ws)
+	if err := timed(1, len(half), func() error { return watchedBeside(ctx, sides, half, pair, stock, patched) }); err != nil {
 		return nil, nil, fmt.Errorf("watched edits: %w", err)
 	}
 	if err := stop(twinController, syscall.SIGTERM); err != nil {
@@ -253,17 +253,26 @@ func twinImagePair(ctx context.Context, c kubernetes.Interface, tw *twinPlane, s
 	return stock, patched, nil
 }
 
-// watchedBeside edits the ConfigMap of every other workload on the patched side (sides[1]),
-// which a watch-triggered revision follows at once (its minimum interval is 0), and makes the
-// next image edit of the same workloads on the stock side beside it, edit by edit; it adds the
-// samples to patched.latency by "source/<Kind>" and to stock.latency by "beside/<Kind>".
-func watchedBeside(ctx context.Context, sides []*latencySide, pair int, stock, patched *benchRun) error {
-	var half []int
-	for i := 0; i < len(sides[1].ws); i += 2 {
-		half = append(half, i)
+// everyOther returns the indices of every other workload of each kind of ws, from the first.
+func everyOther(ws []workload) []int {
+	var out []int
+	seen := map[string]int{}
+	for i, w := range ws {
+		if seen[w.kind]%2 == 0 {
+			out = append(out, i)
+		}
+		seen[w.kind]++
 	}
+	return out
+}
+
+// watchedBeside edits the ConfigMap of the workloads of the patched side (sides[1]) whose indices
+// are given, which a watch-triggered revision follows at once (its minimum interval is 0), and
+// makes the next image edit of the same workloads on the stock side beside it, edit by edit; it
+// adds the samples to patched.latency by "source/<Kind>" and to stock.latency by "beside/<Kind>".
+func watchedBeside(ctx context.Context, sides []*latencySide, indices []int, pair int, stock, patched *benchRun) error {
 	image := fmt.Sprintf("registry.k8s.io/pause:3.%d", 10-*benchImageRounds)
-	l, err := interleavedRound(ctx, sides, half, pair, func(s int, w workload) error {
+	l, err := interleavedRound(ctx, sides, indices, pair, func(s int, w workload) error {
 		if s == 1 {
 			return setConfig(ctx, sides[s].c, sides[s].ns, w.source, "v2")
 		}
