@@ -905,7 +905,6 @@ func sumMetric(text, name string, anyOf []string) float64 {
 	return sum
 }
 
-// callsTable returns P1's requests by verb and resource, stock and patched, as Markdown.
 // cmSecretList says, pair by pair, which requests P1's row of ConfigMap and Secret requests
 // counted (only the first pair's breakdown of every request is in callsTable).
 func cmSecretList(stock, patched []*benchRun) string {
@@ -917,6 +916,7 @@ func cmSecretList(stock, patched []*benchRun) string {
 	return strings.TrimSuffix(md.String(), ";") + ".\n"
 }
 
+// orNone returns requests joined by commas, or "none".
 func orNone(requests []string) string {
 	if len(requests) == 0 {
 		return "none"
@@ -924,6 +924,7 @@ func orNone(requests []string) string {
 	return strings.Join(requests, ", ")
 }
 
+// callsTable returns P1's requests by verb and resource, stock and patched, as Markdown.
 func callsTable(stock, patched map[string]float64) string {
 	keys := map[string]bool{}
 	for k := range stock {
